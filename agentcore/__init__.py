@@ -1,0 +1,1 @@
+"""agentcore: the agent loop as a pure state machine (filled in below)."""

@@ -1,0 +1,171 @@
+"""The run's inputs as the user gives them: context, loop configuration, hook contexts and results.
+
+:class:`AgentLoopConfig` holds the user's callables (hooks, ``get_api_key`` ...). The core never
+calls them: it reads which hooks are set (:func:`hooks_set`) and asks the interpreter to call them
+through effects. Everything here is a plain frozen record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from pyrsistent import PVector, pvector
+
+from .frozen import JSON
+from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage, Usage
+from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec
+
+__all__ = [
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "AgentContext",
+    "AgentLoopConfig",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "HOOK_NAMES",
+    "NextTurn",
+    "PrepareNextTurnContext",
+    "hooks_set",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """System prompt, conversation so far and the tools the model may call.
+
+    ``messages`` is stored as a persistent vector, so handing the context to a hook costs O(1)
+    whatever the length of the history.
+    """
+
+    system_prompt: str = ""
+    messages: Sequence[AgentMessage] = ()
+    tools: Sequence[AgentTool | ToolSpec] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.messages, PVector):
+            object.__setattr__(self, "messages", pvector(self.messages))
+        if not isinstance(self.tools, tuple):
+            object.__setattr__(self, "tools", tuple(self.tools))
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeToolCallContext:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: JSON
+    context: AgentContext
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeToolCallResult:
+    """``block=True`` stops the call; ``reason`` becomes its error text."""
+
+    block: bool = False
+    reason: str | None = None
+    terminate: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AfterToolCallContext:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: JSON
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+
+
+@dataclass(frozen=True, slots=True)
+class AfterToolCallResult:
+    """Field-by-field replacement of a tool's result; ``None`` keeps the original field."""
+
+    content: tuple[Any, ...] | None = None
+    details: JSON = None
+    is_error: bool | None = None
+    usage: Usage | None = None
+    terminate: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrepareNextTurnContext:
+    """The turn that just completed, given to ``prepare_next_turn`` and ``should_stop_after_turn``."""
+
+    message: AssistantMessage
+    tool_results: tuple[ToolResultMessage, ...]
+    context: AgentContext
+    new_messages: Sequence[AgentMessage]
+
+
+@dataclass(frozen=True, slots=True)
+class NextTurn:
+    """What ``prepare_next_turn`` may change for the next turn; ``None`` keeps the current value."""
+
+    context: AgentContext | None = None
+    model: Model | None = None
+    thinking_level: ThinkingLevel | None = None
+
+
+HOOK_NAMES: Final = (
+    "convert_to_llm",
+    "transform_context",
+    "get_steering_messages",
+    "get_follow_up_messages",
+    "before_tool_call",
+    "after_tool_call",
+    "prepare_next_turn",
+    "should_stop_after_turn",
+    "get_api_key",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentLoopConfig:
+    """Configuration of one run. Only ``model`` is required.
+
+    Hooks (each optional, sync or async under the asyncio interpreter):
+
+    - ``convert_to_llm(messages) -> messages``: agent messages to what the model accepts
+      (default: :func:`agentcore.convert.default_convert_to_llm`).
+    - ``transform_context(messages, signal) -> messages``: prune or inject before conversion.
+    - ``get_api_key(provider) -> str | None``: resolved before each model call; wins over
+      ``api_key``. Keys never enter the core, so transcripts cannot contain them.
+    - ``get_steering_messages() / get_follow_up_messages() -> messages``: queues polled by the loop.
+    - ``before_tool_call(ctx, signal) -> BeforeToolCallResult | None``,
+      ``after_tool_call(ctx, signal) -> AfterToolCallResult | None``.
+    - ``prepare_next_turn(ctx) -> NextTurn | None``, ``should_stop_after_turn(ctx) -> bool``.
+
+    The remaining fields are model-call options passed to the stream function.
+    """
+
+    model: Model
+    convert_to_llm: Callable[..., Any] | None = None
+    transform_context: Callable[..., Any] | None = None
+    get_api_key: Callable[..., Any] | None = None
+    get_steering_messages: Callable[..., Any] | None = None
+    get_follow_up_messages: Callable[..., Any] | None = None
+    tool_execution: ToolExecutionMode = "parallel"
+    before_tool_call: Callable[..., Any] | None = None
+    after_tool_call: Callable[..., Any] | None = None
+    prepare_next_turn: Callable[..., Any] | None = None
+    should_stop_after_turn: Callable[..., Any] | None = None
+    thinking_level: ThinkingLevel = "off"
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key: str | None = None
+    cache_retention: Literal["none", "short", "long"] | None = None
+    session_id: str | None = None
+    headers: Mapping[str, str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    thinking_budgets: Mapping[str, int] | None = None
+    max_retry_delay_ms: int | None = None
+    on_payload: Callable[..., Any] | None = None
+    on_response: Callable[..., Any] | None = None
+    transport: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def hooks_set(config: AgentLoopConfig) -> frozenset[str]:
+    """The names of the hooks ``config`` sets (what the core needs to know about them)."""
+    return frozenset(name for name in HOOK_NAMES if getattr(config, name) is not None)

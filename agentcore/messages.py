@@ -1,0 +1,285 @@
+"""Content blocks, messages, usage and models: the data every other module speaks.
+
+All records are frozen, slotted dataclasses. Messages carry a ``role`` (a class constant) and an
+integer ``timestamp`` in milliseconds, supplied by whoever created the message (the interpreter's
+clock, or the replayed transcript); the core never reads a clock.
+
+>>> m = UserMessage("What is 2 + 2?", timestamp=1)
+>>> m.role, m.content
+('user', 'What is 2 + 2?')
+>>> a = AssistantMessage((TextContent("4"),), stop_reason="stop")
+>>> a.text
+'4'
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from .frozen import JSON, FrozenDict, freeze
+
+__all__ = [
+    "AgentMessage",
+    "AssistantContent",
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "ContentBlock",
+    "Cost",
+    "ImageContent",
+    "LlmMessage",
+    "Model",
+    "ModelCost",
+    "StopReason",
+    "TextContent",
+    "ThinkingContent",
+    "ThinkingLevel",
+    "ToolCall",
+    "ToolResultMessage",
+    "Usage",
+    "UserContent",
+    "UserMessage",
+    "THINKING_LEVELS",
+]
+
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+# --------------------------------------------------------------------------- content blocks
+
+
+@dataclass(frozen=True, slots=True)
+class TextContent:
+    """Plain text. ``text_signature`` is an opaque provider token kept for round trips."""
+
+    type: ClassVar[str] = "text"
+    text: str
+    text_signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingContent:
+    """Model reasoning. ``redacted`` blocks carry the provider's opaque payload in the signature."""
+
+    type: ClassVar[str] = "thinking"
+    thinking: str
+    thinking_signature: str | None = None
+    redacted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImageContent:
+    """An image as base64 ``data`` with its ``mime_type`` (``image/png`` ...)."""
+
+    type: ClassVar[str] = "image"
+    data: str
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call requested by the model. ``arguments`` is frozen JSON (a :class:`FrozenDict`)."""
+
+    type: ClassVar[str] = "toolCall"
+    id: str
+    name: str
+    arguments: FrozenDict = field(default_factory=FrozenDict)
+    thought_signature: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.arguments, FrozenDict):
+            object.__setattr__(self, "arguments", freeze(self.arguments))
+
+
+ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
+UserContent: TypeAlias = TextContent | ImageContent
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+
+
+# --------------------------------------------------------------------------- usage and models
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """Cost in USD, by kind of token."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one model call (or one tool's own model use) and what they cost."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = field(default_factory=Cost)
+
+
+ZERO_USAGE = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCost:
+    """Prices in USD per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Model:
+    """A model and how to reach it.
+
+    ``api`` names the wire protocol (``openai-completions``, ``openai-responses``,
+    ``anthropic-messages``, ``google-generative-ai`` or anything a custom stream function
+    understands); ``provider`` names who serves it (used to find the API key).
+    """
+
+    id: str
+    name: str = ""
+    api: str = "scripted"
+    provider: str = "scripted"
+    base_url: str = ""
+    reasoning: bool = False
+    input: tuple[str, ...] = ("text",)
+    cost: ModelCost = field(default_factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: FrozenDict | None = None
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A user turn: a string or a sequence of text and image blocks."""
+
+    role: ClassVar[str] = "user"
+    content: str | tuple[UserContent, ...]
+    _: KW_ONLY
+    timestamp: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.content, list):
+            object.__setattr__(self, "content", tuple(self.content))
+
+    @property
+    def text(self) -> str:
+        """The text of the message (text blocks joined, images skipped)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model turn: text, thinking and tool calls, with the provider metadata and usage."""
+
+    role: ClassVar[str] = "assistant"
+    content: tuple[AssistantContent, ...] = ()
+    _: KW_ONLY
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = ZERO_USAGE
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    response_id: str | None = None
+    timestamp: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.content, list):
+            object.__setattr__(self, "content", tuple(self.content))
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined."""
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls, in source order."""
+        return tuple(b for b in self.content if isinstance(b, ToolCall))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The result of one tool call, sent back to the model."""
+
+    role: ClassVar[str] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: tuple[UserContent, ...] = ()
+    _: KW_ONLY
+    details: JSON = None
+    is_error: bool = False
+    usage: Usage | None = None
+    added_tool_names: tuple[str, ...] | None = None
+    timestamp: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.content, list):
+            object.__setattr__(self, "content", tuple(self.content))
+        object.__setattr__(self, "details", freeze(self.details))
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined."""
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BashExecutionMessage:
+    """A shell command the user ran themselves, shown to the model as a user message."""
+
+    role: ClassVar[str] = "bashExecution"
+    command: str
+    output: str
+    exit_code: int | None = 0
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool = False
+    timestamp: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionSummaryMessage:
+    """A summary that replaces compacted history."""
+
+    role: ClassVar[str] = "compactionSummary"
+    summary: str
+    tokens_before: int = 0
+    timestamp: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchSummaryMessage:
+    """A summary of a conversation branch the user came back from."""
+
+    role: ClassVar[str] = "branchSummary"
+    summary: str
+    from_id: str = ""
+    timestamp: int = 0
+
+
+LlmMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+"""What a model can be sent: the output of ``convert_to_llm``."""
+
+AgentMessage: TypeAlias = Any
+"""Any message the loop carries: the six built-in types or an application's own frozen record
+with a ``role`` attribute and a ``timestamp``."""

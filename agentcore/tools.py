@@ -1,0 +1,185 @@
+"""Tools: the user's declaration (:class:`AgentTool`), the part the core keeps (:class:`ToolSpec`)
+and argument validation.
+
+The core never holds a callable: a run's state keeps one :class:`ToolSpec` per tool (name,
+description, JSON schema, execution mode, whether ``prepare_arguments`` exists). Interpreters keep
+the :class:`AgentTool` objects and look them up by name when the core asks for a tool to run.
+
+Validation compiles each schema once (``fastjsonschema`` generates a Python function per schema,
+10-100x faster than interpreting it) and uses ``jsonschema`` only on the failure path, because it
+reports every failing path with a readable message.
+
+>>> spec = ToolSpec("add", parameters={"type": "object",
+...     "properties": {"a": {"type": "integer"}}, "required": ["a"]})
+>>> validate_arguments(spec, {"a": 1}).unwrap()
+FrozenDict({'a': 1})
+>>> print(validate_arguments(spec, {"a": "x"}).failure())
+Validation failed for tool "add":
+  - a: 'x' is not of type 'integer'
+<BLANKLINE>
+Received arguments:
+{
+  "a": "x"
+}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from returns.result import Failure, Result, Success
+
+from .frozen import JSON, FrozenDict, freeze, thaw
+from .messages import ImageContent, TextContent, Usage
+
+__all__ = [
+    "AgentTool",
+    "AgentToolResult",
+    "ToolExecutionMode",
+    "ToolSpec",
+    "error_result",
+    "spec_of",
+    "validate_arguments",
+]
+
+ToolExecutionMode: TypeAlias = Literal["sequential", "parallel"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolResult:
+    """What a tool returns: content for the model, ``details`` for the application.
+
+    ``terminate=True`` asks the loop to stop after this batch (only honoured when every result
+    in the batch asks for it). ``usage`` reports model use inside the tool.
+    """
+
+    content: tuple[TextContent | ImageContent, ...] = ()
+    details: JSON = None
+    usage: Usage | None = None
+    added_tool_names: tuple[str, ...] | None = None
+    terminate: bool | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.content, str):
+            object.__setattr__(self, "content", (TextContent(self.content),))
+        elif not isinstance(self.content, tuple):
+            object.__setattr__(self, "content", tuple(self.content))
+        object.__setattr__(self, "details", freeze(self.details))
+        if self.added_tool_names is not None and not isinstance(self.added_tool_names, tuple):
+            object.__setattr__(self, "added_tool_names", tuple(self.added_tool_names))
+
+
+def error_result(text: str, terminate: bool | None = None) -> AgentToolResult:
+    """A tool result that reports an error as text (``details`` is an empty object)."""
+    return AgentToolResult((TextContent(text),), FrozenDict(), terminate=terminate)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the core knows of a tool: enough to describe it to a model and check its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: JSON = field(default_factory=lambda: FrozenDict({"type": "object"}))
+    label: str = ""
+    execution_mode: ToolExecutionMode | None = None
+    has_prepare_arguments: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameters", freeze(self.parameters))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AgentTool:
+    """A tool the agent may call.
+
+    ``execute(tool_call_id, args, signal, on_update)`` returns an :class:`AgentToolResult` (or an
+    awaitable of one under the asyncio interpreter); raising reports an error result with the
+    exception text. ``prepare_arguments(args)`` may rewrite raw arguments before validation.
+    """
+
+    name: str
+    label: str
+    description: str
+    parameters: JSON
+    execute: Callable[..., Any]
+    prepare_arguments: Callable[[Any], Any] | None = None
+    execution_mode: ToolExecutionMode | None = None
+
+    @property
+    def spec(self) -> ToolSpec:
+        return spec_of(self)
+
+
+def spec_of(tool: AgentTool | ToolSpec) -> ToolSpec:
+    """The :class:`ToolSpec` of a tool (a spec is returned as it is)."""
+    if isinstance(tool, ToolSpec):
+        return tool
+    return ToolSpec(
+        tool.name,
+        tool.description,
+        tool.parameters,
+        tool.label,
+        tool.execution_mode,
+        tool.prepare_arguments is not None,
+    )
+
+
+# --------------------------------------------------------------------------- validation
+
+_compiled: dict[str, Callable[[Any], Any]] = {}
+
+
+def _canonical(schema: Any) -> str:
+    return json.dumps(thaw(schema), sort_keys=True, separators=(",", ":"))
+
+
+def _validator(schema: Any) -> Callable[[Any], Any]:
+    key = _canonical(schema)
+    fn = _compiled.get(key)
+    if fn is None:
+        import fastjsonschema  # lazy: only runs when a tool is first validated
+
+        fn = fastjsonschema.compile(thaw(schema), use_default=True)
+        _compiled[key] = fn
+    return fn
+
+
+def _describe_errors(schema: Any, args: Any) -> list[str]:
+    import jsonschema  # failure path only
+
+    validator_cls = jsonschema.validators.validator_for(thaw(schema), jsonschema.Draft202012Validator)
+    errors = sorted(validator_cls(thaw(schema)).iter_errors(args), key=lambda e: list(map(str, e.path)))
+    lines = []
+    for err in errors:
+        path = "/".join(str(p) for p in err.absolute_path) or "root"
+        lines.append(f"  - {path}: {err.message}")
+    return lines
+
+
+def validate_arguments(spec: ToolSpec, arguments: Any) -> Result[FrozenDict, str]:
+    """Check ``arguments`` against the tool's schema.
+
+    Success holds the validated arguments (with schema defaults filled in), frozen. Failure holds
+    the error text the model will see: the tool, each failing path with its message, and the
+    arguments received.
+    """
+    import fastjsonschema
+
+    plain = thaw(arguments) if isinstance(arguments, (Mapping, Sequence)) and not isinstance(
+        arguments, str) else arguments
+    try:
+        validated = _validator(spec.parameters)(plain)
+    except fastjsonschema.JsonSchemaException as exc:
+        lines = _describe_errors(spec.parameters, thaw(arguments)) or [f"  - root: {exc.message}"]
+        received = json.dumps(thaw(arguments), indent=2, ensure_ascii=False, default=str)
+        return Failure(
+            f'Validation failed for tool "{spec.name}":\n' + "\n".join(lines)
+            + f"\n\nReceived arguments:\n{received}"
+        )
+    except fastjsonschema.JsonSchemaDefinitionException as exc:
+        return Failure(f'Tool "{spec.name}" has an invalid parameters schema: {exc}')
+    return Success(freeze(validated if validated is not None else plain))
