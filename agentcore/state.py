@@ -1,0 +1,257 @@
+"""The state of a run: one immutable :class:`LoopState` and the phase it is in.
+
+A phase names what the core is waiting for. Phases that wait for one answer carry that answer's
+``id``; :class:`RunningTools` waits for several (one per tool call, see :class:`ToolSlot`).
+
+::
+
+    Idle ──Started/Continued──▶ AwaitingSteering(start) ──▶ [AwaitingTransform] ──▶ [AwaitingConvert]
+                                                                                       │
+          ┌────────────────────────────────────────────────────────────────────────────┘
+          ▼
+      Streaming ──final event──▶ RunningTools (if tool calls) ──▶ [AwaitingStopDecision]
+          │ error/aborted                                              │
+          ▼                                                            ▼
+      Finished ◀── no more work ── [AwaitingFollowUps] ◀── AwaitingSteering(turn)
+                                          │ more work
+                                          ▼
+                     [AwaitingNextTurn] ──▶ [AwaitingSteering(prepare)] ──▶ turn_start ──▶ ...
+
+Brackets mark phases that only occur when the matching hook is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal, TypeAlias
+
+from pyrsistent import PVector, pmap, pvector
+
+from .config import AgentContext, AgentLoopConfig, hooks_set
+from .convert import convert_message
+from .frozen import JSON
+from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage
+from .stream import PartialAssistantMessage
+from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, spec_of
+
+__all__ = [
+    "AwaitingConvert",
+    "AwaitingFollowUps",
+    "AwaitingNextTurn",
+    "AwaitingSteering",
+    "AwaitingStopDecision",
+    "AwaitingTransform",
+    "CompletedTurn",
+    "Finished",
+    "Idle",
+    "LoopState",
+    "Phase",
+    "RunningTools",
+    "Streaming",
+    "ToolSlot",
+    "initial_state",
+]
+
+
+# --------------------------------------------------------------------------- phases
+
+
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """Created, not started."""
+
+    name: ClassVar[str] = "idle"
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingSteering:
+    """Polling the steering queue: at the start, after a turn, or after preparing the next turn."""
+
+    name: ClassVar[str] = "awaiting_steering"
+    id: int
+    after: Literal["start", "turn", "prepare"]
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingFollowUps:
+    name: ClassVar[str] = "awaiting_follow_ups"
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingNextTurn:
+    name: ClassVar[str] = "awaiting_next_turn"
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingTransform:
+    name: ClassVar[str] = "awaiting_transform"
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingConvert:
+    name: ClassVar[str] = "awaiting_convert"
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Streaming:
+    """A model call is in flight; ``partial`` is the reply so far (``None`` before its start)."""
+
+    name: ClassVar[str] = "streaming"
+    id: int
+    partial: PartialAssistantMessage | None = None
+
+
+SlotStep = Literal["waiting", "preparing", "checking", "ready", "running", "finishing", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSlot:
+    """One tool call of a batch and how far it got.
+
+    ``waiting`` (not reached yet) → ``preparing`` (``prepare_arguments`` running) → ``checking``
+    (``before_tool_call`` running) → ``ready`` → ``running`` → ``finishing`` (``after_tool_call``
+    running) → ``done`` (``result`` set, ``tool_execution_end`` emitted).
+    """
+
+    call: ToolCall
+    step: SlotStep = "waiting"
+    wait_id: int = -1
+    args: JSON = None
+    result: AgentToolResult | None = None
+    is_error: bool = False
+    at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunningTools:
+    """Preparing and executing the tool calls of ``message``.
+
+    ``cursor`` is the next call to prepare (preparation is always in source order). In sequential
+    mode a call runs to ``done`` before the next is prepared; in parallel mode all are prepared,
+    then every ready call is started at once.
+    """
+
+    name: ClassVar[str] = "running_tools"
+    message: AssistantMessage
+    sequential: bool
+    slots: tuple[ToolSlot, ...]
+    cursor: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingStopDecision:
+    name: ClassVar[str] = "awaiting_stop_decision"
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """``agent_end`` was emitted; every further input is rejected."""
+
+    name: ClassVar[str] = "finished"
+
+
+Phase: TypeAlias = (
+    Idle
+    | AwaitingSteering
+    | AwaitingFollowUps
+    | AwaitingNextTurn
+    | AwaitingTransform
+    | AwaitingConvert
+    | Streaming
+    | RunningTools
+    | AwaitingStopDecision
+    | Finished
+)
+
+
+# --------------------------------------------------------------------------- the state
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTurn:
+    message: AssistantMessage
+    tool_results: tuple[ToolResultMessage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopState:
+    """Everything the core knows about a run. Build one with :func:`initial_state`.
+
+    ``messages`` is the whole context, ``new_messages`` what this run added, ``llm_messages``
+    the default conversion of ``messages`` kept up to date message by message (``None`` when a
+    ``transform_context`` or ``convert_to_llm`` hook does the conversion instead).
+    """
+
+    phase: Phase
+    model: Model
+    thinking_level: ThinkingLevel
+    tool_execution: ToolExecutionMode
+    hooks: frozenset[str]
+    system_prompt: str
+    tools: tuple[ToolSpec, ...]
+    tool_index: Mapping[str, ToolSpec]
+    messages: PVector[AgentMessage]
+    llm_messages: PVector[AgentMessage] | None
+    new_messages: PVector[AgentMessage] = field(default_factory=pvector)
+    pending: tuple[AgentMessage, ...] = ()
+    has_more_tool_calls: bool = False
+    last_turn: CompletedTurn | None = None
+    turn_open: bool = False
+    aborted: bool = False
+    next_id: int = 1
+
+
+def _index(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
+    # First declaration of a name wins, as a linear search would find it.
+    index: dict[str, ToolSpec] = {}
+    for spec in tools:
+        index.setdefault(spec.name, spec)
+    return pmap(index)
+
+
+def _llm_view(messages: PVector[AgentMessage], hooks: frozenset[str]) -> PVector[AgentMessage] | None:
+    if "convert_to_llm" in hooks or "transform_context" in hooks:
+        return None
+    return pvector(c for c in map(convert_message, messages) if c is not None)
+
+
+def initial_state(
+    context: AgentContext,
+    config: AgentLoopConfig | None = None,
+    *,
+    model: Model | None = None,
+    thinking_level: ThinkingLevel | None = None,
+    tool_execution: ToolExecutionMode | None = None,
+    hooks: frozenset[str] | None = None,
+) -> LoopState:
+    """The idle state of a run over ``context``.
+
+    Pass the run's ``config`` (the core reads its model, thinking level, tool execution mode and
+    which hooks are set) or give those values directly.
+    """
+    if config is None and model is None:
+        raise ValueError("initial_state needs a config or a model")
+    the_model = model if model is not None else config.model  # type: ignore[union-attr]
+    level: ThinkingLevel = thinking_level or (config.thinking_level if config else "off")
+    mode: ToolExecutionMode = tool_execution or (config.tool_execution if config else "parallel")
+    the_hooks = hooks if hooks is not None else (hooks_set(config) if config else frozenset())
+    specs = tuple(spec_of(t) for t in context.tools)
+    messages = context.messages if isinstance(context.messages, PVector) else pvector(context.messages)
+    return LoopState(
+        phase=Idle(),
+        model=the_model,
+        thinking_level=level,
+        tool_execution=mode,
+        hooks=frozenset(the_hooks) - {"get_api_key"},
+        system_prompt=context.system_prompt,
+        tools=specs,
+        tool_index=_index(specs),
+        messages=messages,
+        llm_messages=_llm_view(messages, the_hooks),
+    )

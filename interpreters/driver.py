@@ -1,0 +1,279 @@
+"""The driver protocol shared by every interpreter.
+
+An interpreter owns a :class:`Driver` (the core's state plus ``feed``) and carries out effects.
+Everything that does not depend on *how* it waits (threads or asyncio) lives here, so the sync
+and asyncio interpreters differ only in how they call things and wait for answers:
+
+- :meth:`Driver.feed` steps the core, raises :class:`InterpreterError` on a rejection (that is a
+  bug in the interpreter, never a user error) and reports each step to an optional journal.
+- :func:`hook_call` maps a hook effect to the user's callable, its arguments, and the input that
+  carries its answer back.
+- :func:`tool_call` does the same for ``ExecuteTool``; :func:`stream_options` builds the options
+  of a model call.
+- :func:`failure_text` turns an exception into the text the model or the user will see.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from returns.result import Failure
+
+from agentcore import (
+    AfterToolCall,
+    AfterToolCallDecided,
+    AfterToolCallResult,
+    AgentContext,
+    AgentLoopConfig,
+    AgentTool,
+    AgentToolResult,
+    ArgumentsPrepared,
+    BeforeToolCall,
+    BeforeToolCallDecided,
+    BeforeToolCallResult,
+    CallLlm,
+    ContextConverted,
+    ContextTransformed,
+    ConvertToLlm,
+    Effect,
+    ExecuteTool,
+    FollowUpsPolled,
+    Input,
+    LlmContext,
+    LoopState,
+    NextTurn,
+    NextTurnPrepared,
+    PollFollowUps,
+    PollSteering,
+    PrepareArguments,
+    PrepareNextTurn,
+    ShouldStopAfterTurn,
+    SteeringPolled,
+    StopAfterTurnDecided,
+    StreamOptions,
+    TextContent,
+    ToolSpec,
+    TransformContext,
+    step,
+    thaw,
+)
+
+__all__ = [
+    "Driver",
+    "HookCall",
+    "InterpreterError",
+    "Journal",
+    "failure_text",
+    "hook_call",
+    "now_ms",
+    "stream_options",
+    "tool_registry",
+]
+
+_log = logging.getLogger("agentcore")
+
+
+class InterpreterError(RuntimeError):
+    """The core rejected an input: the interpreter fed something out of protocol."""
+
+
+class Journal(Protocol):
+    """Receives every step of a run (the transcript recorder implements this)."""
+
+    def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None: ...
+
+
+def now_ms() -> int:
+    """The wall clock in integer milliseconds (the time every input carries)."""
+    return time.time_ns() // 1_000_000
+
+
+class Driver:
+    """The core's state and the one way to advance it."""
+
+    __slots__ = ("state", "steps", "journal", "clock")
+
+    def __init__(
+        self, state: LoopState, journal: Journal | None = None, clock: Callable[[], int] = now_ms
+    ) -> None:
+        self.state = state
+        self.steps = 0
+        self.journal = journal
+        self.clock = clock
+
+    def feed(self, input: Input) -> tuple[Effect, ...]:
+        result = step(self.state, input)
+        if isinstance(result, Failure):
+            raise InterpreterError(f"the core rejected an input: {result.failure()}")
+        self.state, effects = result.unwrap()
+        self.steps += 1
+        if self.journal is not None:
+            self.journal.record(self.steps, input, effects)
+        return effects
+
+
+def failure_text(exc: BaseException) -> str:
+    """The message of an exception, or its type name when it has none."""
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+def tool_registry(tools: Sequence[AgentTool | ToolSpec]) -> dict[str, AgentTool]:
+    """Name → tool for the tools that have an implementation (first declaration wins)."""
+    registry: dict[str, AgentTool] = {}
+    for tool in tools:
+        if isinstance(tool, AgentTool):
+            registry.setdefault(tool.name, tool)
+    return registry
+
+
+@dataclass(frozen=True, slots=True)
+class HookCall:
+    """How to carry out one hook effect: call ``fn(*args)`` and wrap the value with ``answer``."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    answer: Callable[[Any, int], Input]
+
+
+def _messages(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)) or hasattr(value, "__iter__"):
+        return tuple(value)
+    raise TypeError(f"expected a list of messages, got {type(value).__name__}")
+
+
+def _expect(kind: type, name: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"{name} returned {type(value).__name__}, expected {kind.__name__} or None")
+        return value
+
+    return check
+
+
+def _user_context(ctx: AgentContext, registry: dict[str, AgentTool]) -> AgentContext:
+    """The hook's view of the context: real tools instead of the core's specs."""
+    tools = tuple(registry.get(t.name, t) for t in ctx.tools)
+    return AgentContext(ctx.system_prompt, ctx.messages, tools)
+
+
+def hook_call(
+    effect: Effect, config: AgentLoopConfig, registry: dict[str, AgentTool], signal: Any
+) -> HookCall:
+    """The call that carries out a hook effect (everything but model calls and tool runs)."""
+    if isinstance(effect, PollSteering):
+        eid = effect.id
+        return HookCall("get_steering_messages", config.get_steering_messages,  # type: ignore[arg-type]
+                        (), lambda v, at: SteeringPolled(eid, _messages(v), at))
+    if isinstance(effect, PollFollowUps):
+        eid = effect.id
+        return HookCall("get_follow_up_messages", config.get_follow_up_messages,  # type: ignore[arg-type]
+                        (), lambda v, at: FollowUpsPolled(eid, _messages(v), at))
+    if isinstance(effect, TransformContext):
+        eid = effect.id
+        return HookCall("transform_context", config.transform_context,  # type: ignore[arg-type]
+                        (effect.messages, signal), lambda v, at: ContextTransformed(eid, _messages(v), at))
+    if isinstance(effect, ConvertToLlm):
+        eid = effect.id
+        return HookCall("convert_to_llm", config.convert_to_llm,  # type: ignore[arg-type]
+                        (effect.messages,), lambda v, at: ContextConverted(eid, _messages(v), at))
+    if isinstance(effect, PrepareArguments):
+        eid = effect.id
+        tool = registry.get(effect.tool_call.name)
+        fn = tool.prepare_arguments if tool is not None and tool.prepare_arguments else _identity
+        return HookCall("prepare_arguments", fn, (thaw(effect.tool_call.arguments),),
+                        lambda v, at: ArgumentsPrepared(eid, v, at))
+    if isinstance(effect, BeforeToolCall):
+        eid = effect.id
+        ctx = replace(effect.context, context=_user_context(effect.context.context, registry))
+        check_before = _expect(BeforeToolCallResult, "before_tool_call")
+        return HookCall("before_tool_call", config.before_tool_call,  # type: ignore[arg-type]
+                        (ctx, signal), lambda v, at: BeforeToolCallDecided(eid, check_before(v), at))
+    if isinstance(effect, AfterToolCall):
+        eid = effect.id
+        actx = replace(effect.context, context=_user_context(effect.context.context, registry))
+        check_after = _expect(AfterToolCallResult, "after_tool_call")
+        return HookCall("after_tool_call", config.after_tool_call,  # type: ignore[arg-type]
+                        (actx, signal), lambda v, at: AfterToolCallDecided(eid, check_after(v), at))
+    if isinstance(effect, PrepareNextTurn):
+        eid = effect.id
+        pctx = replace(effect.context, context=_user_context(effect.context.context, registry))
+        check_next = _expect(NextTurn, "prepare_next_turn")
+
+        def next_turn(v: Any, at: int) -> Input:
+            nxt = check_next(v)
+            if nxt is not None and nxt.context is not None:
+                registry.clear()
+                registry.update(tool_registry(nxt.context.tools))
+            return NextTurnPrepared(eid, nxt, at)
+
+        return HookCall("prepare_next_turn", config.prepare_next_turn,  # type: ignore[arg-type]
+                        (pctx,), next_turn)
+    if isinstance(effect, ShouldStopAfterTurn):
+        eid = effect.id
+        sctx = replace(effect.context, context=_user_context(effect.context.context, registry))
+        return HookCall("should_stop_after_turn", config.should_stop_after_turn,  # type: ignore[arg-type]
+                        (sctx,), lambda v, at: StopAfterTurnDecided(eid, bool(v), at))
+    raise TypeError(f"{type(effect).__name__} is not a hook effect")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def tool_result(name: str, value: Any) -> AgentToolResult:
+    """Check what a tool's ``execute`` returned (a plain string is accepted as text)."""
+    if isinstance(value, AgentToolResult):
+        return value
+    if isinstance(value, str):
+        return AgentToolResult((TextContent(value),))
+    raise TypeError(f"tool {name} returned {type(value).__name__}, expected AgentToolResult")
+
+
+def tool_call(effect: ExecuteTool, registry: dict[str, AgentTool]) -> AgentTool:
+    """The tool an ``ExecuteTool`` effect names."""
+    tool = registry.get(effect.tool_call.name)
+    if tool is None:
+        raise LookupError(f"Tool {effect.tool_call.name} has no implementation in this run")
+    return tool
+
+
+def stream_options(effect: CallLlm, config: AgentLoopConfig, api_key: str | None, signal: Any) -> StreamOptions:
+    """The options of one model call: the config's, the turn's thinking level, the resolved key."""
+    return StreamOptions(
+        thinking_level=effect.thinking_level,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        cache_retention=config.cache_retention,
+        session_id=config.session_id,
+        headers=config.headers,
+        metadata=config.metadata,
+        thinking_budgets=config.thinking_budgets,
+        max_retry_delay_ms=config.max_retry_delay_ms,
+        transport=config.transport,
+        api_key=api_key,
+        signal=signal,
+        on_payload=config.on_payload,
+        on_response=config.on_response,
+    )
+
+
+def llm_context(effect: CallLlm) -> LlmContext:
+    return LlmContext(effect.system_prompt, effect.messages, effect.tools)
+
+
+def deliver(listeners: Sequence[Callable[[Any], Any]], event: Any) -> None:
+    """Give ``event`` to each listener. A listener that raises is logged and stays subscribed;
+    the run and the other listeners go on."""
+    for listener in listeners:
+        try:
+            listener(event)
+        except Exception:
+            _log.exception("listener %r raised on %s; the run goes on", listener, event.type)

@@ -1,0 +1,395 @@
+"""The sync interpreter: runs the loop in the caller's thread, tools on a thread pool.
+
+The run is a generator of agent events. It feeds the core, carries out each effect in order and,
+when the core waits for tools, blocks on one inbox that every tool thread (results, progress
+updates) and the abort signal write to. Inputs therefore reach the core one at a time, in the
+order they happened, which is exactly what a transcript records.
+
+- Hooks run inline, in the caller's thread (an ``async def`` hook is run to completion with
+  ``asyncio.run``).
+- The stream function is iterated inline; between two events the signal is checked, so an abort
+  cuts the reply at once (the core closes the message as ``aborted``).
+- Each tool call runs in a worker thread of a per-run pool, so progress updates arrive while it
+  runs and parallel batches really run in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import queue
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from agentcore import (
+    AbortRequested,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    CallLlm,
+    CancelLlm,
+    Continued,
+    DoneEvent,
+    Effect,
+    Emit,
+    ErrorEvent,
+    ExecuteTool,
+    HookFailed,
+    Input,
+    RunEnded,
+    Started,
+    StreamEventReceived,
+    StreamFailed,
+    ToolFailed,
+    ToolFinished,
+    ToolUpdated,
+    UserMessage,
+    initial_state,
+    step,
+    thaw,
+)
+from returns.result import Failure
+
+from .driver import (
+    Driver,
+    Journal,
+    deliver,
+    failure_text,
+    hook_call,
+    llm_context,
+    now_ms,
+    stream_options,
+    tool_call,
+    tool_registry,
+    tool_result,
+)
+from .signal import AbortSignal
+
+__all__ = [
+    "AgentEventStream",
+    "StreamFn",
+    "agent_loop",
+    "agent_loop_continue",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+]
+
+StreamFn = Callable[..., Iterable[Any]]
+"""``stream_fn(model, context, options)`` → an iterable of stream events."""
+
+_WAKE = object()
+_NO_STREAM_FN = (
+    "No stream_fn was given and no HTTP provider is available for api {api!r}. Pass stream_fn "
+    "(for example interpreters.ScriptedModel) or use a model from agentcore.providers."
+)
+
+
+def _run_sync(value: Any) -> Any:
+    """Run an awaitable a sync caller was given (an ``async def`` hook or tool)."""
+    if inspect.isawaitable(value):
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
+    return value
+
+
+def default_stream_fn() -> StreamFn | None:
+    try:
+        from .http import stream_http
+    except ImportError:
+        return None
+    return stream_http
+
+
+class _SyncRun:
+    def __init__(
+        self,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        first: Input,
+        signal: AbortSignal | None,
+        stream_fn: StreamFn | None,
+        journal: Journal | None,
+        clock: Callable[[], int],
+    ) -> None:
+        self.config = config
+        self.signal = signal if signal is not None else AbortSignal()
+        self.stream_fn = stream_fn if stream_fn is not None else default_stream_fn()
+        self.registry = tool_registry(context.tools)
+        self.clock = clock
+        state = initial_state(context, config)
+        # Validate the first input now, so that a bad continue raises before any event.
+        checked = step(state, first)
+        if isinstance(checked, Failure):
+            raise ValueError(checked.failure().reason)
+        self.driver = Driver(state, journal, clock)
+        self.first = first
+        self.pending: deque[Effect] = deque()
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.running: set[int] = set()
+        self.abort_fed = False
+        self.finished = False
+        self.messages: tuple[AgentMessage, ...] = ()
+        self.pool: ThreadPoolExecutor | None = None
+
+    # -- feeding
+
+    def feed(self, input: Input) -> None:
+        if not self.abort_fed and self.signal.aborted:
+            self.feed_abort()
+        if self.finished:
+            return
+        self.pending.extend(self.driver.feed(input))
+
+    def feed_abort(self) -> None:
+        if self.abort_fed or self.finished:
+            return
+        self.abort_fed = True
+        self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+
+    # -- the loop
+
+    def events(self) -> Generator[AgentEvent, None, None]:
+        remove = self.signal.add_callback(lambda: self.inbox.put(_WAKE))
+        try:
+            self.feed(self.first)
+            pending = self.pending
+            while not self.finished:
+                if not pending:
+                    self.wait_for_answer()
+                    continue
+                effect = pending.popleft()
+                kind = type(effect)
+                if kind is Emit:
+                    yield effect.event  # type: ignore[union-attr]
+                elif kind is CallLlm:
+                    yield from self.call_llm(effect)  # type: ignore[arg-type]
+                elif kind is ExecuteTool:
+                    self.start_tool(effect)  # type: ignore[arg-type]
+                elif kind is RunEnded:
+                    self.finished = True
+                    self.messages = effect.messages  # type: ignore[union-attr]
+                elif kind is CancelLlm:
+                    pass  # the stream was already left behind
+                else:
+                    self.call_hook(effect)
+        finally:
+            remove()
+            if self.pool is not None:
+                self.pool.shutdown(wait=False)
+
+    def wait_for_answer(self) -> None:
+        item = self.inbox.get()
+        if item is _WAKE:
+            self.feed_abort()
+            return
+        if isinstance(item, ToolUpdated) and item.id not in self.running:
+            return  # progress reported after the tool returned
+        if isinstance(item, (ToolFinished, ToolFailed)):
+            self.running.discard(item.id)
+        self.feed(item)
+
+    # -- effects
+
+    def call_hook(self, effect: Effect) -> None:
+        id_ = getattr(effect, "id")
+        try:
+            call = hook_call(effect, self.config, self.registry, self.signal)
+            answer = call.answer(_run_sync(call.fn(*call.args)), self.clock())
+        except Exception as exc:
+            answer = HookFailed(id_, failure_text(exc), self.clock())
+        self.feed(answer)
+
+    def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
+        signal = self.signal
+        if signal.aborted:
+            self.feed_abort()
+            return
+        stream_fn = self.stream_fn
+        if stream_fn is None:
+            self.feed(StreamFailed(effect.id, _NO_STREAM_FN.format(api=effect.model.api), self.clock()))
+            return
+        iterator: Iterator[Any] | None = None
+        try:
+            api_key = self.config.api_key
+            if self.config.get_api_key is not None:
+                api_key = _run_sync(self.config.get_api_key(effect.model.provider)) or api_key
+            options = stream_options(effect, self.config, api_key, signal)
+            iterator = iter(stream_fn(effect.model, llm_context(effect), options))
+            feed = self.driver.feed
+            clock = self.clock
+            for event in iterator:
+                if signal.aborted:
+                    break
+                for out in feed(StreamEventReceived(effect.id, event, clock())):
+                    if type(out) is Emit:
+                        yield out.event
+                    else:
+                        self.pending.append(out)
+                if isinstance(event, (DoneEvent, ErrorEvent)):
+                    return
+            else:
+                if not signal.aborted:
+                    self.feed(StreamFailed(
+                        effect.id, "The stream ended without a done or error event", self.clock()))
+                    return
+        except Exception as exc:
+            if not signal.aborted:
+                self.feed(StreamFailed(effect.id, failure_text(exc), self.clock()))
+                return
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    pass
+        self.feed_abort()
+
+    def start_tool(self, effect: ExecuteTool) -> None:
+        self.running.add(effect.id)
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentcore-tool")
+        self.pool.submit(self.run_tool, effect)
+
+    def run_tool(self, effect: ExecuteTool) -> None:
+        """In a worker thread: run the tool, post its updates and its outcome to the inbox."""
+        inbox, clock, eid = self.inbox, self.clock, effect.id
+        open_ = True
+
+        def on_update(partial: Any) -> None:
+            if open_:
+                inbox.put(ToolUpdated(eid, partial, clock()))
+
+        try:
+            tool = tool_call(effect, self.registry)
+            value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), self.signal, on_update))
+            outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
+        except BaseException as exc:  # a tool must never take the run down
+            outcome = ToolFailed(eid, failure_text(exc), clock())
+        open_ = False
+        inbox.put(outcome)
+
+    def result(self) -> list[AgentMessage]:
+        return list(self.messages)
+
+
+class AgentEventStream(Iterator[AgentEvent]):
+    """The events of a run, as they happen. ``result()`` runs it to the end and returns the
+    messages the run added."""
+
+    def __init__(self, run: _SyncRun) -> None:
+        self._run = run
+        self._events = run.events()
+
+    def __iter__(self) -> AgentEventStream:
+        return self
+
+    def __next__(self) -> AgentEvent:
+        return next(self._events)
+
+    def result(self) -> list[AgentMessage]:
+        for _ in self._events:
+            pass
+        return self._run.result()
+
+    def close(self) -> None:
+        """Stop the run where it is (its tool threads are not waited for)."""
+        self._events.close()
+
+    @property
+    def state(self) -> Any:
+        """The core's current state (for debugging)."""
+        return self._run.driver.state
+
+
+def _prompts(prompts: str | AgentMessage | Sequence[AgentMessage], clock: Callable[[], int]) -> tuple[AgentMessage, ...]:
+    if isinstance(prompts, str):
+        return (UserMessage(prompts, timestamp=clock()),)
+    if isinstance(prompts, (list, tuple)):
+        return tuple(prompts)
+    return (prompts,)
+
+
+def agent_loop(
+    prompts: str | AgentMessage | Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> AgentEventStream:
+    """Start a run with ``prompts``; iterate the result for its events.
+
+    >>> from agentcore import AgentContext, AgentLoopConfig, Model
+    >>> from interpreters import ScriptedModel
+    >>> stream = agent_loop("hi", AgentContext(), AgentLoopConfig(model=Model(id="m")),
+    ...                     stream_fn=ScriptedModel(["Hello!"]))
+    >>> [e.type for e in stream][:3]
+    ['agent_start', 'turn_start', 'message_start']
+    >>> stream.result()[-1].text
+    'Hello!'
+    """
+    first = Started(_prompts(prompts, clock), clock())
+    return AgentEventStream(_SyncRun(context, config, first, signal, stream_fn, journal, clock))
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> AgentEventStream:
+    """Continue from ``context`` (its last message must not be an assistant message).
+
+    Raises ``ValueError`` at once, before any event, when the context cannot be continued.
+    """
+    return AgentEventStream(_SyncRun(context, config, Continued(clock()), signal, stream_fn, journal, clock))
+
+
+def _drain(stream: AgentEventStream, emit: Callable[[AgentEvent], Any]) -> list[AgentMessage]:
+    listeners = (emit,)
+    for event in stream:
+        deliver(listeners, event)
+    return stream.result()
+
+
+def run_agent_loop(
+    prompts: str | AgentMessage | Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> list[AgentMessage]:
+    """Run to the end, giving each event to ``emit``; returns the new messages.
+
+    An ``emit`` that raises is logged and the run goes on.
+    """
+    return _drain(agent_loop(prompts, context, config, signal, stream_fn, journal=journal, clock=clock), emit)
+
+
+def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> list[AgentMessage]:
+    """:func:`run_agent_loop` for a continue."""
+    return _drain(agent_loop_continue(context, config, signal, stream_fn, journal=journal, clock=clock), emit)
