@@ -365,7 +365,7 @@ def _convert(s: LoopState, tx: _Tx, messages: Sequence[AgentMessage]) -> LoopSta
         return _set(s, phase=AwaitingConvert(id))
     if s.llm_messages is not None and messages is s.messages:
         return _call_llm(s, tx, s.llm_messages)
-    return _call_llm(s, tx, default_convert_to_llm(messages))
+    return _call_llm(s, tx, pvector(default_convert_to_llm(messages)))
 
 
 def _call_llm(s: LoopState, tx: _Tx, messages: Sequence[AgentMessage]) -> LoopState:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from pyrsistent import PVector, pvector
 from returns.result import Failure
 
 from agentcore import (
@@ -144,9 +145,13 @@ class HookCall:
 def _messages(value: Any) -> tuple[Any, ...]:
     if value is None:
         return ()
-    if isinstance(value, (list, tuple)) or hasattr(value, "__iter__"):
-        return tuple(value)
-    raise TypeError(f"expected a list of messages, got {type(value).__name__}")
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"expected a list of messages, got {type(value).__name__}")
+    return tuple(value)
+
+
+def _history(value: Any) -> PVector[Any]:
+    return value if isinstance(value, PVector) else pvector(_messages(value))
 
 
 def _expect(kind: type, name: str) -> Callable[[Any], Any]:
@@ -179,11 +184,11 @@ def hook_call(
     if isinstance(effect, TransformContext):
         eid = effect.id
         return HookCall("transform_context", config.transform_context,  # type: ignore[arg-type]
-                        (effect.messages, signal), lambda v, at: ContextTransformed(eid, _messages(v), at))
+                        (effect.messages, signal), lambda v, at: ContextTransformed(eid, _history(v), at))
     if isinstance(effect, ConvertToLlm):
         eid = effect.id
         return HookCall("convert_to_llm", config.convert_to_llm,  # type: ignore[arg-type]
-                        (effect.messages,), lambda v, at: ContextConverted(eid, _messages(v), at))
+                        (effect.messages,), lambda v, at: ContextConverted(eid, _history(v), at))
     if isinstance(effect, PrepareArguments):
         eid = effect.id
         tool = registry.get(effect.tool_call.name)

@@ -47,6 +47,7 @@ from agentcore import (
     ToolFinished,
     ToolUpdated,
     UserMessage,
+    LoopState,
     initial_state,
     step,
     thaw,
@@ -108,27 +109,30 @@ def default_stream_fn() -> StreamFn | None:
 class _SyncRun:
     def __init__(
         self,
-        context: AgentContext,
+        state: LoopState,
+        tools: Sequence[Any],
         config: AgentLoopConfig,
-        first: Input,
+        first: Input | None,
         signal: AbortSignal | None,
-        stream_fn: StreamFn | None,
+        stream_fn: Any,
         journal: Journal | None,
         clock: Callable[[], int],
+        outstanding: Sequence[Effect] = (),
     ) -> None:
+        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects."""
         self.config = config
         self.signal = signal if signal is not None else AbortSignal()
         self.stream_fn = stream_fn if stream_fn is not None else default_stream_fn()
-        self.registry = tool_registry(context.tools)
+        self.registry = tool_registry(tools)
         self.clock = clock
-        state = initial_state(context, config)
-        # Validate the first input now, so that a bad continue raises before any event.
-        checked = step(state, first)
-        if isinstance(checked, Failure):
-            raise ValueError(checked.failure().reason)
+        if first is not None:
+            # Validate the first input now, so that a bad continue raises before any event.
+            checked = step(state, first)
+            if isinstance(checked, Failure):
+                raise ValueError(checked.failure().reason)
         self.driver = Driver(state, journal, clock)
         self.first = first
-        self.pending: deque[Effect] = deque()
+        self.pending: deque[Effect] = deque(outstanding)
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.running: set[int] = set()
         self.abort_fed = False
@@ -156,7 +160,8 @@ class _SyncRun:
     def events(self) -> Generator[AgentEvent, None, None]:
         remove = self.signal.add_callback(lambda: self.inbox.put(_WAKE))
         try:
-            self.feed(self.first)
+            if self.first is not None:
+                self.feed(self.first)
             pending = self.pending
             while not self.finished:
                 if not pending:
@@ -337,7 +342,7 @@ def agent_loop(
     'Hello!'
     """
     first = Started(_prompts(prompts, clock), clock())
-    return AgentEventStream(_SyncRun(context, config, first, signal, stream_fn, journal, clock))
+    return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def agent_loop_continue(
@@ -353,7 +358,7 @@ def agent_loop_continue(
 
     Raises ``ValueError`` at once, before any event, when the context cannot be continued.
     """
-    return AgentEventStream(_SyncRun(context, config, Continued(clock()), signal, stream_fn, journal, clock))
+    return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
 
 
 def _drain(stream: AgentEventStream, emit: Callable[[AgentEvent], Any]) -> list[AgentMessage]:

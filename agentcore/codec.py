@@ -1,0 +1,321 @@
+"""JSON codec: every message, event, input, effect and the state, tagged with ``type``.
+
+``to_json(value)`` gives a JSON-compatible structure (dicts, lists, strings, numbers, booleans,
+``None``); ``from_json`` rebuilds the value. Records become objects whose ``type`` names their
+class: the ``type``/``role`` string they already carry (``"user"``, ``"message_start"``,
+``"tool_finished"``...) or, for records without one, the class name (``"Usage"``, ``"LoopState"``).
+
+Fields that hold free-form JSON (tool arguments, details, schemas) are written as they are and
+read back frozen, without looking for tags inside them, so a tool argument that happens to have
+a ``type`` key stays a plain object.
+
+Stream events carry the whole partial message; a journal that stores every delta would grow with
+the square of the reply. ``to_json(event, partials=False)`` leaves out the partial of delta and
+block events; :class:`PartialFold` puts it back by folding the events in order.
+
+>>> from agentcore.messages import UserMessage
+>>> to_json(UserMessage("hi", timestamp=3))
+{'type': 'user', 'content': 'hi', 'timestamp': 3}
+>>> from_json({'type': 'user', 'content': 'hi', 'timestamp': 3})
+UserMessage(content='hi', timestamp=3)
+>>> from_json({'type': 'nope'})
+Traceback (most recent call last):
+...
+agentcore.codec.CodecError: unknown type tag 'nope' at $ (register application types with agentcore.codec.register)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from pyrsistent import PVector, pvector
+from returns.result import Failure, Result, Success
+
+from . import config as _config
+from . import effects as _effects
+from . import events as _events
+from . import inputs as _inputs
+from . import llm as _llm
+from . import machine as _machine
+from . import messages as _messages
+from . import state as _state
+from . import stream as _stream
+from . import tools as _tools
+from .frozen import FrozenDict, freeze
+
+__all__ = ["CodecError", "PartialFold", "dumps", "from_json", "loads", "register", "to_json", "try_from_json"]
+
+
+class CodecError(ValueError):
+    """A JSON value that does not decode: names the path and the problem."""
+
+
+_Encoder = Callable[[Any, bool], Any]
+_Decoder = Callable[[Mapping[str, Any], str], Any]
+
+_encoders: dict[type, _Encoder] = {}
+_decoders: dict[str, _Decoder] = {}
+
+
+def _tag_of(cls: type) -> str:
+    for attr in ("type", "role"):
+        value = cls.__dict__.get(attr)
+        if isinstance(value, str):
+            return value
+    return cls.__name__
+
+
+def _field_kind(annotation: str) -> str:
+    if "JSON" in annotation or "FrozenDict" in annotation or annotation.startswith("Mapping"):
+        return "raw"
+    if "PVector" in annotation or annotation.startswith("Sequence"):
+        return "pvector"
+    if "frozenset" in annotation:
+        return "frozenset"
+    return "value"
+
+
+def _encode_raw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _encode_raw(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_encode_raw(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_json(value)
+    return value
+
+
+def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
+             rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> type:
+    """Teach the codec a frozen dataclass (an application's own message type, say).
+
+    ``tag`` defaults to the class's ``type`` or ``role`` attribute, else its name. ``skip``
+    names derived fields that are left out and recomputed by ``rebuild(fields) -> fields``.
+    Returns ``cls``, so it also works as a decorator.
+    """
+    name = tag or _tag_of(cls)
+    if name in _decoders and _decoders[name] is not getattr(cls, "_codec_decoder", None):
+        existing = next((c for c, _ in _encoders.items() if _tag_of(c) == name), None)
+        if existing is not None and existing is not cls:
+            raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
+    fields = [(f.name, _field_kind(str(f.type))) for f in dataclasses.fields(cls) if f.init and f.name not in skip]
+
+    def encode(value: Any, partials: bool) -> Any:
+        out: dict[str, Any] = {"type": name}
+        for fname, kind in fields:
+            v = getattr(value, fname)
+            out[fname] = _encode_raw(v) if kind == "raw" else _encode(v, partials)
+        return out
+
+    def decode(obj: Mapping[str, Any], path: str) -> Any:
+        kwargs: dict[str, Any] = {}
+        for fname, kind in fields:
+            if fname not in obj:
+                continue
+            v = obj[fname]
+            where = f"{path}.{fname}"
+            if kind == "raw":
+                kwargs[fname] = freeze(v)
+            elif kind == "pvector":
+                kwargs[fname] = pvector(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
+            elif kind == "frozenset":
+                kwargs[fname] = frozenset(v)
+            else:
+                kwargs[fname] = _decode(v, where)
+        if rebuild is not None:
+            kwargs = rebuild(kwargs)
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise CodecError(f"cannot build {name} at {path}: {exc}") from None
+
+    _encoders[cls] = encode
+    _decoders[name] = decode
+    return cls
+
+
+def _encode(value: Any, partials: bool) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    encoder = _encoders.get(type(value))
+    if encoder is not None:
+        return encoder(value, partials)
+    if isinstance(value, _stream.PartialAssistantMessage):
+        return {"type": "partial_assistant", "message": _encode(value.to_message(), partials)}
+    if isinstance(value, (tuple, list, PVector)):
+        return [_encode(v, partials) for v in value]
+    if isinstance(value, (frozenset, set)):
+        return sorted(_encode(v, partials) for v in value)
+    if isinstance(value, Mapping):
+        return {str(k): _encode(v, partials) for k, v in value.items()}
+    if isinstance(value, _tools.AgentTool):
+        return _encode(value.spec, partials)
+    raise CodecError(f"cannot encode a {type(value).__name__}: register it with agentcore.codec.register")
+
+
+def _decode(value: Any, path: str) -> Any:
+    if isinstance(value, list):
+        return tuple(_decode(v, f"{path}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, dict):
+        tag = value.get("type")
+        if tag is None:
+            return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
+        if tag == "partial_assistant":
+            message = _decode(value.get("message"), f"{path}.message")
+            return _stream.PartialAssistantMessage(dataclasses.replace(message, content=()), tuple(message.content))
+        decoder = _decoders.get(tag) if isinstance(tag, str) else None
+        if decoder is None:
+            raise CodecError(
+                f"unknown type tag {tag!r} at {path} (register application types with agentcore.codec.register)"
+            )
+        return decoder(value, path)
+    return value
+
+
+def to_json(value: Any, *, partials: bool = True) -> Any:
+    """Encode ``value`` as JSON-compatible data. ``partials=False`` drops the partial message
+    of stream delta/block events (see :class:`PartialFold`)."""
+    return _encode(value, partials)
+
+
+def from_json(data: Any) -> Any:
+    """Decode what :func:`to_json` produced. Raises :class:`CodecError` naming the path."""
+    return _decode(data, "$")
+
+
+def try_from_json(data: Any) -> Result[Any, str]:
+    """:func:`from_json` as a ``Result`` (the failure holds the error text)."""
+    try:
+        return Success(from_json(data))
+    except CodecError as exc:
+        return Failure(str(exc))
+
+
+def dumps(value: Any, *, partials: bool = True) -> str:
+    """``to_json`` then compact JSON text (one line, UTF-8 kept)."""
+    return json.dumps(to_json(value, partials=partials), ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str) -> Any:
+    """Parse JSON text and decode it."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CodecError(f"not JSON: {exc}") from None
+    return from_json(data)
+
+
+# --------------------------------------------------------------------------- stream events
+
+_BLOCK_EVENTS: Final = (
+    _stream.TextStartEvent, _stream.TextDeltaEvent, _stream.TextEndEvent,
+    _stream.ThinkingStartEvent, _stream.ThinkingDeltaEvent, _stream.ThinkingEndEvent,
+    _stream.ToolCallStartEvent, _stream.ToolCallDeltaEvent, _stream.ToolCallEndEvent,
+)
+
+
+def _register_block_event(cls: type) -> None:
+    name = _tag_of(cls)
+    fields = [f.name for f in dataclasses.fields(cls) if f.name != "partial"]
+
+    def encode(value: Any, partials: bool) -> Any:
+        out: dict[str, Any] = {"type": name}
+        for fname in fields:
+            out[fname] = _encode(getattr(value, fname), partials)
+        if partials:
+            out["partial"] = _encode(value.partial, partials)
+        return out
+
+    def decode(obj: Mapping[str, Any], path: str) -> Any:
+        kwargs = {f: _decode(obj[f], f"{path}.{f}") for f in fields if f in obj}
+        partial = obj.get("partial")
+        kwargs["partial"] = _decode(partial, f"{path}.partial") if partial is not None else None
+        return cls(**kwargs)
+
+    _encoders[cls] = encode
+    _decoders[name] = decode
+
+
+class PartialFold:
+    """Rebuilds the ``partial`` of stream events decoded with ``partials=False``.
+
+    Feed the events of one reply in order; each comes back with its partial, built by the same
+    O(1)-per-event fold the stream functions use.
+    """
+
+    __slots__ = ("partial",)
+
+    def __init__(self) -> None:
+        self.partial: _stream.PartialAssistantMessage | None = None
+
+    def apply(self, event: Any) -> Any:
+        if isinstance(event, _stream.StartEvent):
+            self.partial = event.partial
+            return event
+        if not isinstance(event, _BLOCK_EVENTS) or event.partial is not None:
+            if isinstance(event, _BLOCK_EVENTS):
+                self.partial = event.partial
+            return event
+        p = self.partial
+        if p is None:
+            raise CodecError(f"{event.type} event before the stream's start event")
+        rebuilt: Any
+        if isinstance(event, _stream.TextStartEvent):
+            rebuilt = p.text_start()
+        elif isinstance(event, _stream.TextDeltaEvent):
+            rebuilt = p.text_delta(event.content_index, event.delta)
+        elif isinstance(event, _stream.TextEndEvent):
+            rebuilt = p.text_end(event.content_index, event.content.text_signature, event.content.text)
+        elif isinstance(event, _stream.ThinkingStartEvent):
+            rebuilt = p.thinking_start()
+        elif isinstance(event, _stream.ThinkingDeltaEvent):
+            rebuilt = p.thinking_delta(event.content_index, event.delta)
+        elif isinstance(event, _stream.ThinkingEndEvent):
+            c = event.content
+            rebuilt = p.thinking_end(event.content_index, c.thinking_signature, c.thinking)
+            if c.redacted:
+                rebuilt = dataclasses.replace(rebuilt, content=c)
+        elif isinstance(event, _stream.ToolCallStartEvent):
+            rebuilt = p.toolcall_start("", "")
+        elif isinstance(event, _stream.ToolCallDeltaEvent):
+            rebuilt = p.toolcall_delta(event.content_index, event.delta)
+        else:
+            call = event.tool_call
+            rebuilt = p.toolcall_end(event.content_index, call.arguments, id=call.id, name=call.name,
+                                     thought_signature=call.thought_signature)
+        # Keep the recorded event's own fields; take only the rebuilt partial.
+        event = dataclasses.replace(event, partial=rebuilt.partial)
+        self.partial = rebuilt.partial
+        return event
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+def _register_module(module: Any) -> None:
+    for name in getattr(module, "__all__", ()):
+        obj = getattr(module, name)
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj not in _encoders:
+            if obj in _BLOCK_EVENTS or obj in (_tools.AgentTool, _config.AgentLoopConfig, _llm.StreamOptions,
+                                               _stream.PartialAssistantMessage, _state.LoopState):
+                continue
+            register(obj)
+
+
+for _cls in _BLOCK_EVENTS:
+    _register_block_event(_cls)
+for _module in (_messages, _stream, _events, _tools, _config, _llm, _inputs, _effects, _state, _machine):
+    _register_module(_module)
+register(_state.ToolSlot)
+register(_state.CompletedTurn)
+
+
+def _rebuild_state(fields: dict[str, Any]) -> dict[str, Any]:
+    fields["tool_index"] = _state._index(fields.get("tools", ()))
+    return fields
+
+
+register(_state.LoopState, skip=("tool_index",), rebuild=_rebuild_state)

@@ -1,0 +1,433 @@
+"""The asyncio interpreter: the same loop as :mod:`interpreters.sync`, awaited.
+
+Kept parallel to the sync interpreter, method for method. The differences are only in how
+things are called and waited for:
+
+- ``async def`` hooks, tools and stream functions are awaited in the run's task; sync ones run in
+  worker threads (``asyncio.to_thread``) so they never block the event loop.
+- A stream function may return an async iterable, a sync iterable (iterated in a worker thread),
+  or an awaitable of either.
+- Parallel tool calls run as tasks; every answer goes through one ``asyncio.Queue`` inbox.
+- An abort while a reply streams cancels the wait for the next stream event at once, even when
+  the stream function is blocked on the network; the core then closes the message as ``aborted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from typing import Any
+
+from agentcore import (
+    AbortRequested,
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    CallLlm,
+    CancelLlm,
+    Continued,
+    DoneEvent,
+    Effect,
+    Emit,
+    ErrorEvent,
+    ExecuteTool,
+    HookFailed,
+    Input,
+    RunEnded,
+    Started,
+    StreamEventReceived,
+    StreamFailed,
+    ToolFailed,
+    ToolFinished,
+    ToolUpdated,
+    LoopState,
+    initial_state,
+    step,
+    thaw,
+)
+from returns.result import Failure
+
+from .driver import (
+    Driver,
+    Journal,
+    failure_text,
+    hook_call,
+    llm_context,
+    now_ms,
+    stream_options,
+    tool_call,
+    tool_registry,
+    tool_result,
+)
+from .signal import AbortSignal
+from .sync import _NO_STREAM_FN, _prompts
+
+__all__ = [
+    "AgentEventStream",
+    "agent_loop",
+    "agent_loop_continue",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+]
+
+_log = logging.getLogger("agentcore")
+_WAKE = object()
+_END = object()
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Await an ``async def`` callable in this task; run a sync one in a worker thread."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        return await fn(*args)
+    value = await asyncio.to_thread(fn, *args)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def default_stream_fn() -> Callable[..., Any] | None:
+    try:
+        from .http import astream_http
+    except ImportError:
+        return None
+    return astream_http
+
+
+async def _next_in_thread(iterator: Any) -> Any:
+    return await asyncio.to_thread(next, iterator, _END)
+
+
+class _AsyncRun:
+    def __init__(
+        self,
+        state: LoopState,
+        tools: Sequence[Any],
+        config: AgentLoopConfig,
+        first: Input | None,
+        signal: AbortSignal | None,
+        stream_fn: Any,
+        journal: Journal | None,
+        clock: Callable[[], int],
+        outstanding: Sequence[Effect] = (),
+    ) -> None:
+        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects."""
+        self.config = config
+        self.signal = signal if signal is not None else AbortSignal()
+        self.stream_fn = stream_fn if stream_fn is not None else default_stream_fn()
+        self.registry = tool_registry(tools)
+        self.clock = clock
+        if first is not None:
+            # Validate the first input now, so that a bad continue raises before any event.
+            checked = step(state, first)
+            if isinstance(checked, Failure):
+                raise ValueError(checked.failure().reason)
+        self.driver = Driver(state, journal, clock)
+        self.first = first
+        self.pending: deque[Effect] = deque(outstanding)
+        self.inbox: asyncio.Queue[Any] | None = None
+        self.running: set[int] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.abort_fed = False
+        self.finished = False
+        self.messages: tuple[AgentMessage, ...] = ()
+        self.stream_task: asyncio.Task[Any] | None = None
+        self.cancelled_by_abort = False
+
+    # -- feeding
+
+    def feed(self, input: Input) -> None:
+        if not self.abort_fed and self.signal.aborted:
+            self.feed_abort()
+        if self.finished:
+            return
+        self.pending.extend(self.driver.feed(input))
+
+    def feed_abort(self) -> None:
+        if self.abort_fed or self.finished:
+            return
+        self.abort_fed = True
+        self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+
+    # -- the loop
+
+    async def events(self) -> AsyncGenerator[AgentEvent, None]:
+        loop = asyncio.get_running_loop()
+        inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.inbox = inbox
+
+        def on_abort() -> None:
+            loop.call_soon_threadsafe(self.wake_on_abort)
+
+        remove = self.signal.add_callback(on_abort)
+        try:
+            if self.first is not None:
+                self.feed(self.first)
+            pending = self.pending
+            while not self.finished:
+                if not pending:
+                    await self.wait_for_answer()
+                    continue
+                effect = pending.popleft()
+                kind = type(effect)
+                if kind is Emit:
+                    yield effect.event  # type: ignore[union-attr]
+                elif kind is CallLlm:
+                    async for event in self.call_llm(effect):  # type: ignore[arg-type]
+                        yield event
+                elif kind is ExecuteTool:
+                    self.start_tool(effect)  # type: ignore[arg-type]
+                elif kind is RunEnded:
+                    self.finished = True
+                    self.messages = effect.messages  # type: ignore[union-attr]
+                elif kind is CancelLlm:
+                    pass
+                else:
+                    await self.call_hook(effect)
+        finally:
+            remove()
+            for task in self.tasks:
+                task.cancel()
+
+    def wake_on_abort(self) -> None:
+        assert self.inbox is not None
+        self.inbox.put_nowait(_WAKE)
+        task = self.stream_task
+        if task is not None and not task.done():
+            self.cancelled_by_abort = True
+            task.cancel()
+
+    async def wait_for_answer(self) -> None:
+        assert self.inbox is not None
+        item = await self.inbox.get()
+        if item is _WAKE:
+            self.feed_abort()
+            return
+        if isinstance(item, ToolUpdated) and item.id not in self.running:
+            return
+        if isinstance(item, (ToolFinished, ToolFailed)):
+            self.running.discard(item.id)
+        self.feed(item)
+
+    # -- effects
+
+    async def call_hook(self, effect: Effect) -> None:
+        id_ = getattr(effect, "id")
+        try:
+            call = hook_call(effect, self.config, self.registry, self.signal)
+            answer = call.answer(await _call(call.fn, *call.args), self.clock())
+        except Exception as exc:
+            answer = HookFailed(id_, failure_text(exc), self.clock())
+        self.feed(answer)
+
+    async def call_llm(self, effect: CallLlm) -> AsyncIterator[AgentEvent]:
+        signal = self.signal
+        if signal.aborted:
+            self.feed_abort()
+            return
+        stream_fn = self.stream_fn
+        if stream_fn is None:
+            self.feed(StreamFailed(effect.id, _NO_STREAM_FN.format(api=effect.model.api), self.clock()))
+            return
+        source: Any = None
+        try:
+            api_key = self.config.api_key
+            if self.config.get_api_key is not None:
+                api_key = (await _call(self.config.get_api_key, effect.model.provider)) or api_key
+            options = stream_options(effect, self.config, api_key, signal)
+            source = stream_fn(effect.model, llm_context(effect), options)
+            if inspect.isawaitable(source):
+                source = await source
+            if hasattr(source, "__aiter__"):
+                source = source.__aiter__()
+                next_event = source.__anext__
+            else:
+                source = iter(source)
+                sync_source = source
+
+                async def next_event() -> Any:
+                    item = await _next_in_thread(sync_source)
+                    if item is _END:
+                        raise StopAsyncIteration
+                    return item
+
+            feed = self.driver.feed
+            clock = self.clock
+            self.stream_task = asyncio.current_task()
+            while True:
+                try:
+                    event = await next_event()
+                except StopAsyncIteration:
+                    if not signal.aborted:
+                        self.feed(StreamFailed(
+                            effect.id, "The stream ended without a done or error event", self.clock()))
+                        return
+                    break
+                if signal.aborted:
+                    break
+                for out in feed(StreamEventReceived(effect.id, event, clock())):
+                    if type(out) is Emit:
+                        yield out.event
+                    else:
+                        self.pending.append(out)
+                if isinstance(event, (DoneEvent, ErrorEvent)):
+                    return
+        except asyncio.CancelledError:
+            if not self.cancelled_by_abort:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        except Exception as exc:
+            if not signal.aborted:
+                self.feed(StreamFailed(effect.id, failure_text(exc), self.clock()))
+                return
+        finally:
+            self.stream_task = None
+            self.cancelled_by_abort = False
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                try:
+                    await aclose()
+                except BaseException:
+                    pass
+        self.feed_abort()
+
+    def start_tool(self, effect: ExecuteTool) -> None:
+        self.running.add(effect.id)
+        task = asyncio.ensure_future(self.run_tool(effect))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def run_tool(self, effect: ExecuteTool) -> None:
+        """In its own task: run the tool, post its updates and its outcome to the inbox."""
+        inbox, clock, eid = self.inbox, self.clock, effect.id
+        assert inbox is not None
+        loop = asyncio.get_running_loop()
+        open_ = True
+
+        def on_update(partial: Any) -> None:
+            if not open_:
+                return
+            update = ToolUpdated(eid, partial, clock())
+            try:
+                running_loop = asyncio.get_running_loop()
+            except RuntimeError:
+                running_loop = None
+            if running_loop is loop:
+                inbox.put_nowait(update)
+            else:
+                loop.call_soon_threadsafe(inbox.put_nowait, update)
+
+        try:
+            tool = tool_call(effect, self.registry)
+            args = (effect.tool_call.id, thaw(effect.args), self.signal, on_update)
+            value = await _call(tool.execute, *args)
+            outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
+        except asyncio.CancelledError:
+            outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
+        except BaseException as exc:
+            outcome = ToolFailed(eid, failure_text(exc), clock())
+        open_ = False
+        inbox.put_nowait(outcome)
+
+    def result(self) -> list[AgentMessage]:
+        return list(self.messages)
+
+
+class AgentEventStream(AsyncIterator[AgentEvent]):
+    """The events of a run (async). ``await result()`` runs it to the end and returns the
+    messages the run added."""
+
+    def __init__(self, run: _AsyncRun) -> None:
+        self._run = run
+        self._events = run.events()
+
+    def __aiter__(self) -> AgentEventStream:
+        return self
+
+    async def __anext__(self) -> AgentEvent:
+        return await self._events.__anext__()
+
+    async def result(self) -> list[AgentMessage]:
+        async for _ in self._events:
+            pass
+        return self._run.result()
+
+    async def aclose(self) -> None:
+        await self._events.aclose()
+
+    @property
+    def state(self) -> Any:
+        return self._run.driver.state
+
+
+def agent_loop(
+    prompts: str | AgentMessage | Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: Callable[..., Any] | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> AgentEventStream:
+    """Start a run with ``prompts``; ``async for`` over the result for its events."""
+    first = Started(_prompts(prompts, clock), clock())
+    return AgentEventStream(_AsyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
+
+
+def agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: Callable[..., Any] | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> AgentEventStream:
+    """Continue from ``context``; raises ``ValueError`` at once when it cannot be continued."""
+    return AgentEventStream(_AsyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+
+
+async def _drain(stream: AgentEventStream, emit: Callable[[AgentEvent], Any]) -> list[AgentMessage]:
+    async for event in stream:
+        try:
+            outcome = emit(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:
+            _log.exception("listener %r raised on %s; the run goes on", emit, event.type)
+    return await stream.result()
+
+
+async def run_agent_loop(
+    prompts: str | AgentMessage | Sequence[AgentMessage],
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: Callable[..., Any] | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> list[AgentMessage]:
+    """Run to the end, giving each event to ``emit`` (sync or async); returns the new messages."""
+    return await _drain(agent_loop(prompts, context, config, signal, stream_fn, journal=journal, clock=clock), emit)
+
+
+async def run_agent_loop_continue(
+    context: AgentContext,
+    config: AgentLoopConfig,
+    emit: Callable[[AgentEvent], Any],
+    signal: AbortSignal | None = None,
+    stream_fn: Callable[..., Any] | None = None,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], int] = now_ms,
+) -> list[AgentMessage]:
+    """:func:`run_agent_loop` for a continue."""
+    return await _drain(agent_loop_continue(context, config, signal, stream_fn, journal=journal, clock=clock), emit)
