@@ -174,7 +174,7 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> Result[FrozenDict, str
     try:
         validated = _validator(spec.parameters)(plain)
     except fastjsonschema.JsonSchemaException as exc:
-        lines = _describe_errors(spec.parameters, thaw(arguments)) or [f"  - root: {exc.message}"]
+        lines = _describe_errors(spec.parameters, thaw(arguments)) or [f"  - root: {exc}"]
         received = json.dumps(thaw(arguments), indent=2, ensure_ascii=False, default=str)
         return Failure(
             f'Validation failed for tool "{spec.name}":\n' + "\n".join(lines)

@@ -142,12 +142,12 @@ class _AsyncRun:
     def feed(self, input: Input) -> None:
         if not self.abort_fed and self.signal.aborted:
             self.feed_abort()
-        if self.finished:
+        if self.finished or self.driver.ended:
             return
         self.pending.extend(self.driver.feed(input))
 
     def feed_abort(self) -> None:
-        if self.abort_fed or self.finished:
+        if self.abort_fed or self.finished or self.driver.ended:
             return
         self.abort_fed = True
         self.pending.extend(self.driver.feed(AbortRequested(self.clock())))

@@ -106,6 +106,11 @@ class Driver:
         self.journal = journal
         self.clock = clock
 
+    @property
+    def ended(self) -> bool:
+        """True once the core has ended the run (any further input would be rejected)."""
+        return self.state.phase.name == "finished"
+
     def feed(self, input: Input) -> tuple[Effect, ...]:
         result = step(self.state, input)
         if isinstance(result, Failure):

@@ -54,6 +54,7 @@ from agentcore import (
     ToolUpdated,
     TransformContext,
     step,
+    thaw,
 )
 
 
@@ -83,7 +84,7 @@ def stream_events(message: AssistantMessage, chunk: int = 4) -> list[Any]:
             assert isinstance(block, ToolCall)
             import json
             push(p.toolcall_start(block.id, block.name))
-            text = json.dumps(dict(block.arguments))
+            text = json.dumps(thaw(block.arguments))
             for k in range(0, len(text), chunk or len(text) or 1):
                 push(p.toolcall_delta(i, text[k:k + chunk] if chunk else text))
             push(p.toolcall_end(i, block.arguments))
@@ -144,7 +145,7 @@ class World:
 
         def feed(inp: Input) -> None:
             nonlocal state, aborted
-            if self.messages is not None:
+            if self.messages is not None or state.phase.name == "finished":
                 return
             state, effects = self.feed(state, inp)
             for eff in effects:
