@@ -300,7 +300,7 @@ def _register_module(module: Any) -> None:
         obj = getattr(module, name)
         if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj not in _encoders:
             if obj in _BLOCK_EVENTS or obj in (_tools.AgentTool, _config.AgentLoopConfig, _llm.StreamOptions,
-                                               _stream.PartialAssistantMessage, _state.LoopState):
+                                               _stream.PartialAssistantMessage, _state.RunState):
                 continue
             register(obj)
 
@@ -313,9 +313,10 @@ register(_state.ToolSlot)
 register(_state.CompletedTurn)
 
 
-def _rebuild_state(fields: dict[str, Any]) -> dict[str, Any]:
+def _rebuild_run(fields: dict[str, Any]) -> dict[str, Any]:
     fields["tool_index"] = _state._index(fields.get("tools", ()))
     return fields
 
 
-register(_state.LoopState, skip=("tool_index",), rebuild=_rebuild_state)
+register(_state.RunState, skip=("tool_index",), rebuild=_rebuild_run)
+register(_state.LoopState)

@@ -52,6 +52,9 @@ class FrozenDict(Mapping[str, Any]):
     def __contains__(self, key: object) -> bool:
         return key in self._data
 
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
     def __hash__(self) -> int:
         if self._hash is None:
             self._hash = hash(tuple(self._data.items()))
@@ -74,32 +77,40 @@ class FrozenDict(Mapping[str, Any]):
 EMPTY: Final = FrozenDict()
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """Return ``value`` with every dict turned into a :class:`FrozenDict` and every list into a tuple.
 
     Already frozen values are returned as they are (no copy), so freezing twice is free.
     """
-    if isinstance(value, (str, int, float, bool)) or value is None or isinstance(value, FrozenDict):
+    kind = type(value)
+    if kind in _SCALARS or kind is FrozenDict:
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or (kind is not tuple and kind is not list and isinstance(value, Mapping)):
         out = FrozenDict()
         out._data = {str(k): freeze(v) for k, v in value.items()}
         return out
-    if isinstance(value, (list, tuple)):
-        if isinstance(value, tuple) and all(_is_frozen_scalar(v) for v in value):
-            return value
+    if kind is tuple:
+        for v in value:
+            if type(v) not in _SCALARS and type(v) is not FrozenDict:
+                return tuple(freeze(v) for v in value)
+        return value
+    if kind is list:
         return tuple(freeze(v) for v in value)
     return value
 
 
-def _is_frozen_scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool, FrozenDict)) or value is None
-
-
 def thaw(value: Any) -> Any:
     """Return a plain, mutable copy of a frozen JSON value (``dict`` and ``list``)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is FrozenDict:
+        return {k: thaw(v) for k, v in value._data.items()}
+    if kind is tuple or kind is list:
+        return [thaw(v) for v in value]
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw(v) for v in value]
     return value

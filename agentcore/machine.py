@@ -34,7 +34,7 @@ the transaction never escapes ``step``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, TypeAlias
 
@@ -102,7 +102,7 @@ from .inputs import (
     ToolFinished,
     ToolUpdated,
 )
-from .messages import AgentMessage, AssistantMessage, ToolResultMessage
+from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolResultMessage
 from .state import (
     AwaitingConvert,
     AwaitingFollowUps,
@@ -116,13 +116,27 @@ from .state import (
     LoopState,
     Phase,
     RunningTools,
+    RunState,
     Streaming,
     ToolSlot,
     _index,
     _llm_view,
 )
-from .stream import DoneEvent, ErrorEvent, StartEvent
-from .tools import AgentToolResult, error_result, spec_of, validate_arguments
+from .stream import (
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, error_result, spec_of, validate_arguments
 
 __all__ = [
     "ABORTED_TEXT",
@@ -165,6 +179,10 @@ class Rejection:
 StepResult: TypeAlias = Result[tuple[LoopState, tuple[Effect, ...]], Rejection]
 
 _AGENT_START: Final = AgentStartEvent()
+_BLOCK_EVENTS: Final = frozenset({
+    TextStartEvent, TextDeltaEvent, TextEndEvent, ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent,
+    ToolCallStartEvent, ToolCallDeltaEvent, ToolCallEndEvent,
+})
 _TURN_START: Final = TurnStartEvent()
 
 
@@ -184,15 +202,87 @@ class _Tx:
         self.fx.append(Emit(event))
 
 
-def _set(s: LoopState, **changes: Any) -> LoopState:
-    return replace(s, **changes)
+class _Draft:
+    """A private, mutable copy of the state, alive for one ``step`` only.
+
+    Transitions assign its fields; :meth:`freeze` builds the next immutable state, reusing the
+    previous :class:`RunState` when no field of it changed.
+    """
+
+    __slots__ = ("phase", "base", "model", "thinking_level", "tool_execution", "hooks", "system_prompt",
+                 "tools", "tool_index", "messages", "llm_messages", "new_messages", "pending",
+                 "has_more_tool_calls", "last_turn", "turn_open", "aborted", "next_id")
+
+    phase: Phase
+    base: RunState
+    model: Model
+    thinking_level: ThinkingLevel
+    tool_execution: ToolExecutionMode
+    hooks: frozenset[str]
+    system_prompt: str
+    tools: tuple[ToolSpec, ...]
+    tool_index: Mapping[str, ToolSpec]
+    messages: PVector[AgentMessage]
+    llm_messages: PVector[AgentMessage] | None
+    new_messages: PVector[AgentMessage]
+    pending: tuple[AgentMessage, ...]
+    has_more_tool_calls: bool
+    last_turn: CompletedTurn | None
+    turn_open: bool
+    aborted: bool
+    next_id: int
+
+    def __init__(self, state: LoopState) -> None:
+        r = state.run
+        self.phase = state.phase
+        self.base = r
+        self.model = r.model
+        self.thinking_level = r.thinking_level
+        self.tool_execution = r.tool_execution
+        self.hooks = r.hooks
+        self.system_prompt = r.system_prompt
+        self.tools = r.tools
+        self.tool_index = r.tool_index
+        self.messages = r.messages
+        self.llm_messages = r.llm_messages
+        self.new_messages = r.new_messages
+        self.pending = r.pending
+        self.has_more_tool_calls = r.has_more_tool_calls
+        self.last_turn = r.last_turn
+        self.turn_open = r.turn_open
+        self.aborted = r.aborted
+        self.next_id = r.next_id
+
+    def freeze(self) -> _Draft:
+        r = self.base
+        if (self.next_id != r.next_id or self.messages is not r.messages or self.pending is not r.pending
+                or self.turn_open != r.turn_open or self.has_more_tool_calls != r.has_more_tool_calls
+                or self.last_turn is not r.last_turn or self.aborted != r.aborted
+                or self.new_messages is not r.new_messages or self.llm_messages is not r.llm_messages
+                or self.model is not r.model or self.thinking_level != r.thinking_level
+                or self.system_prompt is not r.system_prompt or self.tools is not r.tools
+                or self.tool_index is not r.tool_index or self.hooks is not r.hooks
+                or self.tool_execution != r.tool_execution):
+            r = RunState(self.model, self.thinking_level, self.tool_execution, self.hooks, self.system_prompt,
+                         self.tools, self.tool_index, self.messages, self.llm_messages, self.new_messages,
+                         self.pending, self.has_more_tool_calls, self.last_turn, self.turn_open, self.aborted,
+                         self.next_id)
+        return LoopState(self.phase, r)
 
 
-def _new_id(s: LoopState) -> tuple[LoopState, int]:
-    return _set(s, next_id=s.next_id + 1), s.next_id
+def _set(s: _Draft, **changes: Any) -> _Draft:
+    for name, value in changes.items():
+        setattr(s, name, value)
+    return s
 
 
-def _append(s: LoopState, message: AgentMessage) -> LoopState:
+def _new_id(s: _Draft) -> tuple[_Draft, int]:
+    id_ = s.next_id
+    s.next_id = id_ + 1
+    return s, id_
+
+
+def _append(s: _Draft, message: AgentMessage) -> _Draft:
     llm = s.llm_messages
     if llm is not None:
         converted = convert_message(message)
@@ -206,14 +296,14 @@ def _append(s: LoopState, message: AgentMessage) -> LoopState:
     )
 
 
-def _context(s: LoopState) -> AgentContext:
+def _context(s: _Draft) -> AgentContext:
     return AgentContext(s.system_prompt, s.messages, s.tools)
 
 
 # --------------------------------------------------------------------------- run start and end
 
 
-def _on_started(s: LoopState, inp: Started, tx: _Tx) -> LoopState:
+def _on_started(s: _Draft, inp: Started, tx: _Tx) -> _Draft:
     tx.emit(_AGENT_START)
     tx.emit(_TURN_START)
     s = _set(s, turn_open=True)
@@ -224,20 +314,20 @@ def _on_started(s: LoopState, inp: Started, tx: _Tx) -> LoopState:
     return _poll_steering(s, tx, "start")
 
 
-def _on_continued(s: LoopState, inp: Continued, tx: _Tx) -> LoopState:
+def _on_continued(s: _Draft, inp: Continued, tx: _Tx) -> _Draft:
     tx.emit(_AGENT_START)
     tx.emit(_TURN_START)
     return _poll_steering(_set(s, turn_open=True), tx, "start")
 
 
-def _end_run(s: LoopState, tx: _Tx) -> LoopState:
+def _end_run(s: _Draft, tx: _Tx) -> _Draft:
     messages = tuple(s.new_messages)
     tx.emit(AgentEndEvent(messages))
     tx.fx.append(RunEnded(messages))
     return _set(s, phase=Finished(), pending=(), turn_open=False)
 
 
-def _close_turn_with(s: LoopState, tx: _Tx, message: AssistantMessage, started: bool) -> LoopState:
+def _close_turn_with(s: _Draft, tx: _Tx, message: AssistantMessage, started: bool) -> _Draft:
     """End the run with ``message`` (an error or aborted reply) as the last of its turn."""
     if not s.turn_open:
         tx.emit(_TURN_START)
@@ -249,7 +339,7 @@ def _close_turn_with(s: LoopState, tx: _Tx, message: AssistantMessage, started: 
     return _end_run(s, tx)
 
 
-def _synthetic_reply(s: LoopState, tx: _Tx, stop_reason: str, text: str) -> AssistantMessage:
+def _synthetic_reply(s: _Draft, tx: _Tx, stop_reason: str, text: str) -> AssistantMessage:
     m = s.model
     return AssistantMessage(
         (), api=m.api, provider=m.provider, model=m.id, stop_reason=stop_reason,  # type: ignore[arg-type]
@@ -257,11 +347,11 @@ def _synthetic_reply(s: LoopState, tx: _Tx, stop_reason: str, text: str) -> Assi
     )
 
 
-def _fail_run(s: LoopState, tx: _Tx, text: str) -> LoopState:
+def _fail_run(s: _Draft, tx: _Tx, text: str) -> _Draft:
     return _close_turn_with(s, tx, _synthetic_reply(s, tx, "error", text), started=False)
 
 
-def _abort_now(s: LoopState, tx: _Tx) -> LoopState:
+def _abort_now(s: _Draft, tx: _Tx) -> _Draft:
     """Stop at once, from a phase where no tool is in flight."""
     if s.turn_open:
         return _close_turn_with(s, tx, _synthetic_reply(s, tx, "aborted", REQUEST_ABORTED_TEXT), started=False)
@@ -271,7 +361,7 @@ def _abort_now(s: LoopState, tx: _Tx) -> LoopState:
 # --------------------------------------------------------------------------- between turns
 
 
-def _poll_steering(s: LoopState, tx: _Tx, after: Any) -> LoopState:
+def _poll_steering(s: _Draft, tx: _Tx, after: Any) -> _Draft:
     if s.aborted:
         return _abort_now(s, tx)
     if "get_steering_messages" not in s.hooks:
@@ -281,7 +371,7 @@ def _poll_steering(s: LoopState, tx: _Tx, after: Any) -> LoopState:
     return _set(s, phase=AwaitingSteering(id, after))
 
 
-def _steering_arrived(s: LoopState, tx: _Tx, after: str, messages: tuple[AgentMessage, ...]) -> LoopState:
+def _steering_arrived(s: _Draft, tx: _Tx, after: str, messages: tuple[AgentMessage, ...]) -> _Draft:
     if after == "turn":
         s = _set(s, pending=tuple(messages))
         return _continue_or_follow_up(s, tx)
@@ -293,7 +383,7 @@ def _steering_arrived(s: LoopState, tx: _Tx, after: str, messages: tuple[AgentMe
     return _begin_turn_body(s, tx)
 
 
-def _continue_or_follow_up(s: LoopState, tx: _Tx) -> LoopState:
+def _continue_or_follow_up(s: _Draft, tx: _Tx) -> _Draft:
     if s.has_more_tool_calls or s.pending:
         return _next_turn(s, tx)
     if "get_follow_up_messages" not in s.hooks:
@@ -303,7 +393,7 @@ def _continue_or_follow_up(s: LoopState, tx: _Tx) -> LoopState:
     return _set(s, phase=AwaitingFollowUps(id))
 
 
-def _next_turn(s: LoopState, tx: _Tx) -> LoopState:
+def _next_turn(s: _Draft, tx: _Tx) -> _Draft:
     if "prepare_next_turn" in s.hooks and s.last_turn is not None:
         s, id = _new_id(s)
         turn = s.last_turn
@@ -314,7 +404,7 @@ def _next_turn(s: LoopState, tx: _Tx) -> LoopState:
     return _after_prepare(s, tx)
 
 
-def _apply_next_turn(s: LoopState, nxt: NextTurn) -> LoopState:
+def _apply_next_turn(s: _Draft, nxt: NextTurn) -> _Draft:
     changes: dict[str, Any] = {}
     if nxt.context is not None:
         ctx = nxt.context
@@ -334,7 +424,7 @@ def _apply_next_turn(s: LoopState, nxt: NextTurn) -> LoopState:
     return _set(s, **changes) if changes else s
 
 
-def _after_prepare(s: LoopState, tx: _Tx) -> LoopState:
+def _after_prepare(s: _Draft, tx: _Tx) -> _Draft:
     if not s.pending and "get_steering_messages" in s.hooks:
         return _poll_steering(s, tx, "prepare")
     return _steering_arrived(s, tx, "prepare", ())
@@ -343,7 +433,7 @@ def _after_prepare(s: LoopState, tx: _Tx) -> LoopState:
 # --------------------------------------------------------------------------- the model call
 
 
-def _begin_turn_body(s: LoopState, tx: _Tx) -> LoopState:
+def _begin_turn_body(s: _Draft, tx: _Tx) -> _Draft:
     for message in s.pending:
         tx.emit(MessageStartEvent(message))
         tx.emit(MessageEndEvent(message))
@@ -358,7 +448,7 @@ def _begin_turn_body(s: LoopState, tx: _Tx) -> LoopState:
     return _convert(s, tx, s.messages)
 
 
-def _convert(s: LoopState, tx: _Tx, messages: Sequence[AgentMessage]) -> LoopState:
+def _convert(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
     if "convert_to_llm" in s.hooks:
         s, id = _new_id(s)
         tx.fx.append(ConvertToLlm(id, messages))
@@ -368,13 +458,13 @@ def _convert(s: LoopState, tx: _Tx, messages: Sequence[AgentMessage]) -> LoopSta
     return _call_llm(s, tx, pvector(default_convert_to_llm(messages)))
 
 
-def _call_llm(s: LoopState, tx: _Tx, messages: Sequence[AgentMessage]) -> LoopState:
+def _call_llm(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
     s, id = _new_id(s)
     tx.fx.append(CallLlm(id, s.model, s.thinking_level, s.system_prompt, messages, s.tools))
     return _set(s, phase=Streaming(id))
 
 
-def _on_stream_event(s: LoopState, inp: StreamEventReceived, tx: _Tx) -> LoopState:
+def _on_stream_event(s: _Draft, inp: StreamEventReceived, tx: _Tx) -> _Draft:
     phase = s.phase
     assert isinstance(phase, Streaming)
     event = inp.event
@@ -395,7 +485,7 @@ def _on_stream_event(s: LoopState, inp: StreamEventReceived, tx: _Tx) -> LoopSta
     return _set(s, phase=Streaming(phase.id, event.partial))
 
 
-def _on_stream_failed(s: LoopState, inp: StreamFailed, tx: _Tx) -> LoopState:
+def _on_stream_failed(s: _Draft, inp: StreamFailed, tx: _Tx) -> _Draft:
     phase = s.phase
     assert isinstance(phase, Streaming)
     m = s.model
@@ -409,7 +499,7 @@ def _on_stream_failed(s: LoopState, inp: StreamFailed, tx: _Tx) -> LoopState:
     return _reply_finished(s, tx, final, started=phase.partial is not None)
 
 
-def _abort_stream(s: LoopState, tx: _Tx) -> LoopState:
+def _abort_stream(s: _Draft, tx: _Tx) -> _Draft:
     phase = s.phase
     assert isinstance(phase, Streaming)
     tx.fx.append(CancelLlm(phase.id))
@@ -419,7 +509,7 @@ def _abort_stream(s: LoopState, tx: _Tx) -> LoopState:
     return _close_turn_with(s, tx, final, started=True)
 
 
-def _reply_finished(s: LoopState, tx: _Tx, final: AssistantMessage, started: bool) -> LoopState:
+def _reply_finished(s: _Draft, tx: _Tx, final: AssistantMessage, started: bool) -> _Draft:
     if not started:
         tx.emit(MessageStartEvent(final))
     tx.emit(MessageEndEvent(final))
@@ -436,7 +526,9 @@ def _reply_finished(s: LoopState, tx: _Tx, final: AssistantMessage, started: boo
             tx.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
             slot = ToolSlot(call, "done", result=error_result(length_cutoff_text(call.name)),
                             is_error=True, at=tx.at)
-            results.append(_emit_result(tx, slot, with_message=True))
+            message = _emit_result(tx, slot, with_message=True)
+            assert message is not None
+            results.append(message)
         return _finish_turn(_set(s, has_more_tool_calls=True), tx, final, tuple(results))
     sequential = s.tool_execution == "sequential" or any(
         (spec := s.tool_index.get(c.name)) is not None and spec.execution_mode == "sequential"
@@ -449,22 +541,22 @@ def _reply_finished(s: LoopState, tx: _Tx, final: AssistantMessage, started: boo
 # --------------------------------------------------------------------------- tools
 
 
-def _slot_update(s: LoopState, index: int, slot: ToolSlot) -> LoopState:
+def _slot_update(s: _Draft, index: int, slot: ToolSlot) -> _Draft:
     batch = s.phase
     assert isinstance(batch, RunningTools)
-    slots = batch.slots[:index] + (slot,) + batch.slots[index + 1 :]
-    return _set(s, phase=replace(batch, slots=slots))
+    s.phase = RunningTools(batch.message, batch.sequential,
+                           batch.slots[:index] + (slot,) + batch.slots[index + 1 :], batch.cursor)
+    return s
 
 
-def _emit_result(tx: _Tx, slot: ToolSlot, with_message: bool) -> ToolResultMessage:
+def _emit_result(tx: _Tx, slot: ToolSlot, with_message: bool) -> ToolResultMessage | None:
+    """``tool_execution_end`` for a finished slot, and (sequential mode) its result message."""
     result = slot.result
     assert result is not None
     tx.emit(ToolExecutionEndEvent(slot.call.id, slot.call.name, result, slot.is_error))
-    message = _result_message(slot)
-    if with_message:
-        tx.emit(MessageStartEvent(message))
-        tx.emit(MessageEndEvent(message))
-    return message
+    if not with_message:
+        return None
+    return _emit_result_message(tx, slot)
 
 
 def _result_message(slot: ToolSlot) -> ToolResultMessage:
@@ -482,16 +574,16 @@ def _result_message(slot: ToolSlot) -> ToolResultMessage:
     )
 
 
-def _complete(s: LoopState, tx: _Tx, index: int, result: AgentToolResult, is_error: bool) -> LoopState:
+def _complete(s: _Draft, tx: _Tx, index: int, result: AgentToolResult, is_error: bool) -> _Draft:
     """Slot ``index`` has its final result: emit its end (and, sequentially, its message)."""
     batch = s.phase
     assert isinstance(batch, RunningTools)
-    slot = replace(batch.slots[index], step="done", result=result, is_error=is_error, wait_id=-1, at=tx.at)
+    slot = ToolSlot(batch.slots[index].call, "done", -1, batch.slots[index].args, result, is_error, tx.at)
     _emit_result(tx, slot, with_message=batch.sequential)
     return _slot_update(s, index, slot)
 
 
-def _prepare(s: LoopState, tx: _Tx, index: int) -> LoopState:
+def _prepare(s: _Draft, tx: _Tx, index: int) -> _Draft:
     """Start preparing call ``index``: the start event, lookup, then ``prepare_arguments``."""
     batch = s.phase
     assert isinstance(batch, RunningTools)
@@ -505,17 +597,17 @@ def _prepare(s: LoopState, tx: _Tx, index: int) -> LoopState:
     if spec.has_prepare_arguments:
         s, id = _new_id(s)
         tx.fx.append(PrepareArguments(id, call))
-        return _slot_update(s, index, replace(_slot(s, index), step="preparing", wait_id=id))
+        return _slot_update(s, index, ToolSlot(call, "preparing", id))
     return _validate(s, tx, index, call.arguments)
 
 
-def _slot(s: LoopState, index: int) -> ToolSlot:
+def _slot(s: _Draft, index: int) -> ToolSlot:
     batch = s.phase
     assert isinstance(batch, RunningTools)
     return batch.slots[index]
 
 
-def _validate(s: LoopState, tx: _Tx, index: int, arguments: Any) -> LoopState:
+def _validate(s: _Draft, tx: _Tx, index: int, arguments: Any) -> _Draft:
     call = _slot(s, index).call
     spec = s.tool_index[call.name]
     checked = validate_arguments(spec, arguments)
@@ -527,14 +619,14 @@ def _validate(s: LoopState, tx: _Tx, index: int, arguments: Any) -> LoopState:
         assert isinstance(batch, RunningTools)
         s, id = _new_id(s)
         tx.fx.append(BeforeToolCall(id, BeforeToolCallContext(batch.message, call, args, _context(s))))
-        return _slot_update(s, index, replace(_slot(s, index), step="checking", wait_id=id, args=args))
+        return _slot_update(s, index, ToolSlot(call, "checking", id, args))
     return _ready(s, tx, index, args)
 
 
-def _ready(s: LoopState, tx: _Tx, index: int, args: Any) -> LoopState:
+def _ready(s: _Draft, tx: _Tx, index: int, args: Any) -> _Draft:
     if s.aborted:
         return _complete(s, tx, index, error_result(ABORTED_TEXT), True)
-    s = _slot_update(s, index, replace(_slot(s, index), step="ready", args=args, wait_id=-1))
+    s = _slot_update(s, index, ToolSlot(_slot(s, index).call, "ready", -1, args))
     batch = s.phase
     assert isinstance(batch, RunningTools)
     if batch.sequential:
@@ -542,16 +634,16 @@ def _ready(s: LoopState, tx: _Tx, index: int, args: Any) -> LoopState:
     return s
 
 
-def _execute(s: LoopState, tx: _Tx, index: int) -> LoopState:
+def _execute(s: _Draft, tx: _Tx, index: int) -> _Draft:
     slot = _slot(s, index)
     if s.aborted:
         return _complete(s, tx, index, error_result(ABORTED_TEXT), True)
     s, id = _new_id(s)
     tx.fx.append(ExecuteTool(id, slot.call, slot.args))
-    return _slot_update(s, index, replace(slot, step="running", wait_id=id))
+    return _slot_update(s, index, ToolSlot(slot.call, "running", id, slot.args))
 
 
-def _finish_execution(s: LoopState, tx: _Tx, index: int, result: AgentToolResult, is_error: bool) -> LoopState:
+def _finish_execution(s: _Draft, tx: _Tx, index: int, result: AgentToolResult, is_error: bool) -> _Draft:
     """The tool returned (or raised): run ``after_tool_call`` or complete the slot."""
     slot = _slot(s, index)
     if "after_tool_call" in s.hooks:
@@ -560,7 +652,7 @@ def _finish_execution(s: LoopState, tx: _Tx, index: int, result: AgentToolResult
         s, id = _new_id(s)
         ctx = AfterToolCallContext(batch.message, slot.call, slot.args, result, is_error, _context(s))
         tx.fx.append(AfterToolCall(id, ctx))
-        return _slot_update(s, index, replace(slot, step="finishing", wait_id=id, result=result, is_error=is_error))
+        return _slot_update(s, index, ToolSlot(slot.call, "finishing", id, slot.args, result, is_error))
     return _complete(s, tx, index, result, is_error)
 
 
@@ -577,7 +669,7 @@ def _patch(result: AgentToolResult, is_error: bool, patch: AfterToolCallResult |
     return patched, patch.is_error if patch.is_error is not None else is_error
 
 
-def _advance_tools(s: LoopState, tx: _Tx) -> LoopState:
+def _advance_tools(s: _Draft, tx: _Tx) -> _Draft:
     """Move the batch forward as far as it goes without an answer."""
     while True:
         batch = s.phase
@@ -589,7 +681,7 @@ def _advance_tools(s: LoopState, tx: _Tx) -> LoopState:
                 s = _prepare(s, tx, batch.cursor)
                 continue
             if current.step == "done" or (current.step == "ready" and not batch.sequential):
-                s = _set(s, phase=replace(batch, cursor=batch.cursor + 1))
+                s.phase = RunningTools(batch.message, batch.sequential, slots, batch.cursor + 1)
                 continue
             return s  # waiting for an answer about the current call
         if not batch.sequential:
@@ -603,7 +695,7 @@ def _advance_tools(s: LoopState, tx: _Tx) -> LoopState:
         return s
 
 
-def _tools_done(s: LoopState, tx: _Tx) -> LoopState:
+def _tools_done(s: _Draft, tx: _Tx) -> _Draft:
     batch = s.phase
     assert isinstance(batch, RunningTools)
     if batch.sequential:
@@ -621,7 +713,7 @@ def _emit_result_message(tx: _Tx, slot: ToolSlot) -> ToolResultMessage:
     return message
 
 
-def _find_slot(s: LoopState, id: int) -> int | None:
+def _find_slot(s: _Draft | LoopState, id: int) -> int | None:
     batch = s.phase
     if not isinstance(batch, RunningTools):
         return None
@@ -631,7 +723,7 @@ def _find_slot(s: LoopState, id: int) -> int | None:
     return None
 
 
-def _on_tool_answer(s: LoopState, inp: Input, tx: _Tx) -> LoopState:
+def _on_tool_answer(s: _Draft, inp: Input, tx: _Tx) -> _Draft:
     index = _find_slot(s, inp.id)  # type: ignore[union-attr]
     assert index is not None
     slot = _slot(s, index)
@@ -663,12 +755,13 @@ def _on_tool_answer(s: LoopState, inp: Input, tx: _Tx) -> LoopState:
 
 
 def _finish_turn(
-    s: LoopState, tx: _Tx, message: AssistantMessage, results: tuple[ToolResultMessage, ...]
-) -> LoopState:
+    s: _Draft, tx: _Tx, message: AssistantMessage, results: tuple[ToolResultMessage, ...]
+) -> _Draft:
     for result in results:
         s = _append(s, result)
     tx.emit(TurnEndEvent(message, results))
-    s = _set(s, turn_open=False, last_turn=CompletedTurn(message, results))
+    s.turn_open = False
+    s.last_turn = CompletedTurn(message, results)
     if s.aborted:
         return _end_run(s, tx)
     if "should_stop_after_turn" in s.hooks:
@@ -684,33 +777,33 @@ def _finish_turn(
 # --------------------------------------------------------------------------- hook answers
 
 
-def _on_steering(s: LoopState, inp: SteeringPolled, tx: _Tx) -> LoopState:
+def _on_steering(s: _Draft, inp: SteeringPolled, tx: _Tx) -> _Draft:
     phase = s.phase
     assert isinstance(phase, AwaitingSteering)
     return _steering_arrived(s, tx, phase.after, tuple(inp.messages))
 
 
-def _on_follow_ups(s: LoopState, inp: FollowUpsPolled, tx: _Tx) -> LoopState:
+def _on_follow_ups(s: _Draft, inp: FollowUpsPolled, tx: _Tx) -> _Draft:
     if inp.messages:
         return _next_turn(_set(s, pending=tuple(inp.messages)), tx)
     return _end_run(s, tx)
 
 
-def _on_transformed(s: LoopState, inp: ContextTransformed, tx: _Tx) -> LoopState:
+def _on_transformed(s: _Draft, inp: ContextTransformed, tx: _Tx) -> _Draft:
     return _convert(s, tx, inp.messages)
 
 
-def _on_converted(s: LoopState, inp: ContextConverted, tx: _Tx) -> LoopState:
+def _on_converted(s: _Draft, inp: ContextConverted, tx: _Tx) -> _Draft:
     return _call_llm(s, tx, inp.messages)
 
 
-def _on_next_turn(s: LoopState, inp: NextTurnPrepared, tx: _Tx) -> LoopState:
+def _on_next_turn(s: _Draft, inp: NextTurnPrepared, tx: _Tx) -> _Draft:
     if inp.next_turn is not None:
         s = _apply_next_turn(s, inp.next_turn)
     return _after_prepare(s, tx)
 
 
-def _on_stop_decided(s: LoopState, inp: StopAfterTurnDecided, tx: _Tx) -> LoopState:
+def _on_stop_decided(s: _Draft, inp: StopAfterTurnDecided, tx: _Tx) -> _Draft:
     if inp.stop:
         return _end_run(s, tx)
     return _poll_steering(s, tx, "turn")
@@ -726,13 +819,13 @@ _HOOK_OF_PHASE: Final[dict[type, str]] = {
 }
 
 
-def _on_hook_failed(s: LoopState, inp: HookFailed, tx: _Tx) -> LoopState:
+def _on_hook_failed(s: _Draft, inp: HookFailed, tx: _Tx) -> _Draft:
     if isinstance(s.phase, RunningTools):
         return _on_tool_answer(s, inp, tx)
     return _fail_run(s, tx, f"{_HOOK_OF_PHASE[type(s.phase)]} failed: {inp.error}")
 
 
-def _on_abort(s: LoopState, inp: AbortRequested, tx: _Tx) -> LoopState:
+def _on_abort(s: _Draft, inp: AbortRequested, tx: _Tx) -> _Draft:
     if s.aborted:
         return s
     s = _set(s, aborted=True)
@@ -749,7 +842,7 @@ def _on_abort(s: LoopState, inp: AbortRequested, tx: _Tx) -> LoopState:
 
 # --------------------------------------------------------------------------- the table
 
-_Handler: TypeAlias = Callable[[LoopState, Any, _Tx], LoopState]
+_Handler: TypeAlias = Callable[[_Draft, Any, _Tx], _Draft]
 
 _WAITING_HOOK_PHASES: Final = tuple(_HOOK_OF_PHASE)
 _TOOL_INPUTS: Final = (ArgumentsPrepared, BeforeToolCallDecided, ToolUpdated, ToolFinished, ToolFailed,
@@ -820,15 +913,22 @@ def _check(s: LoopState, inp: Input) -> str | None:
 def step(state: LoopState, input: Input) -> StepResult:
     """Advance the run by one input. Returns the new state and the effects to carry out, or a
     :class:`Rejection` (and the state is unchanged)."""
-    handler = TRANSITIONS.get((type(state.phase), type(input)))
+    phase = state.phase
+    if type(input) is StreamEventReceived and type(phase) is Streaming:
+        # The hot path: a block event of a reply that has started only replaces the phase.
+        event = input.event
+        if type(event) in _BLOCK_EVENTS and phase.partial is not None and input.id == phase.id:
+            return Success((LoopState(Streaming(phase.id, event.partial), state.run),
+                            (Emit(MessageUpdateEvent(event.partial, event)),)))
+    handler = TRANSITIONS.get((type(phase), type(input)))
     if handler is None:
         return _reject(state, input, f"{input.type} is not expected while {state.phase.name}")
     problem = _check(state, input)
     if problem is not None:
         return _reject(state, input, problem)
     tx = _Tx(input.at)
-    new_state = handler(state, input, tx)
-    return Success((new_state, tuple(tx.fx)))
+    draft = handler(_Draft(state), input, tx)
+    return Success((draft.freeze(), tuple(tx.fx)))
 
 
 def phase_name(state: LoopState) -> str:

@@ -23,14 +23,14 @@ Brackets mark phases that only occur when the matching hook is set.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import ClassVar, Literal, TypeAlias
 
-from pyrsistent import PVector, pmap, pvector
+from pyrsistent import PVector, pvector
 
 from .config import AgentContext, AgentLoopConfig, hooks_set
 from .convert import convert_message
-from .frozen import JSON
+from .frozen import JSON, FrozenDict
 from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage
 from .stream import PartialAssistantMessage
 from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, spec_of
@@ -47,6 +47,7 @@ __all__ = [
     "Idle",
     "LoopState",
     "Phase",
+    "RunState",
     "RunningTools",
     "Streaming",
     "ToolSlot",
@@ -180,15 +181,14 @@ class CompletedTurn:
 
 
 @dataclass(frozen=True, slots=True)
-class LoopState:
-    """Everything the core knows about a run. Build one with :func:`initial_state`.
+class RunState:
+    """Everything but the phase: the conversation, the model, the queues, the counters.
 
     ``messages`` is the whole context, ``new_messages`` what this run added, ``llm_messages``
     the default conversion of ``messages`` kept up to date message by message (``None`` when a
     ``transform_context`` or ``convert_to_llm`` hook does the conversion instead).
     """
 
-    phase: Phase
     model: Model
     thinking_level: ThinkingLevel
     tool_execution: ToolExecutionMode
@@ -207,12 +207,55 @@ class LoopState:
     next_id: int = 1
 
 
+RUN_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunState))
+
+
+@dataclass(frozen=True, slots=True)
+class LoopState:
+    """The state of a run: the phase (what the core waits for) and the run's data.
+
+    The two are kept apart so that the most frequent step, a stream delta, only replaces the
+    phase. Build one with :func:`initial_state`.
+    """
+
+    phase: Phase
+    run: RunState
+
+    @property
+    def messages(self) -> PVector[AgentMessage]:
+        return self.run.messages
+
+    @property
+    def new_messages(self) -> PVector[AgentMessage]:
+        return self.run.new_messages
+
+    @property
+    def model(self) -> Model:
+        return self.run.model
+
+    @property
+    def thinking_level(self) -> ThinkingLevel:
+        return self.run.thinking_level
+
+    @property
+    def system_prompt(self) -> str:
+        return self.run.system_prompt
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        return self.run.tools
+
+    @property
+    def aborted(self) -> bool:
+        return self.run.aborted
+
+
 def _index(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
     # First declaration of a name wins, as a linear search would find it.
     index: dict[str, ToolSpec] = {}
     for spec in tools:
         index.setdefault(spec.name, spec)
-    return pmap(index)
+    return FrozenDict(index)
 
 
 def _llm_view(messages: PVector[AgentMessage], hooks: frozenset[str]) -> PVector[AgentMessage] | None:
@@ -243,8 +286,7 @@ def initial_state(
     the_hooks = hooks if hooks is not None else (hooks_set(config) if config else frozenset())
     specs = tuple(spec_of(t) for t in context.tools)
     messages = context.messages if isinstance(context.messages, PVector) else pvector(context.messages)
-    return LoopState(
-        phase=Idle(),
+    return LoopState(Idle(), RunState(
         model=the_model,
         thinking_level=level,
         tool_execution=mode,
@@ -254,4 +296,4 @@ def initial_state(
         tool_index=_index(specs),
         messages=messages,
         llm_messages=_llm_view(messages, the_hooks),
-    )
+    ))

@@ -130,22 +130,30 @@ def spec_of(tool: AgentTool | ToolSpec) -> ToolSpec:
 
 # --------------------------------------------------------------------------- validation
 
-_compiled: dict[str, Callable[[Any], Any]] = {}
+_compiled: dict[Any, tuple[Callable[[Any], Any], bool]] = {}
 
 
-def _canonical(schema: Any) -> str:
-    return json.dumps(thaw(schema), sort_keys=True, separators=(",", ":"))
+def _has_defaults(schema: Any) -> bool:
+    if isinstance(schema, Mapping):
+        return "default" in schema or any(_has_defaults(v) for v in schema.values())
+    if isinstance(schema, (list, tuple)):
+        return any(_has_defaults(v) for v in schema)
+    return False
 
 
-def _validator(schema: Any) -> Callable[[Any], Any]:
-    key = _canonical(schema)
-    fn = _compiled.get(key)
-    if fn is None:
+def _validator(schema: Any) -> tuple[Callable[[Any], Any], bool]:
+    """The compiled validator of ``schema`` and whether it fills in defaults.
+
+    Frozen schemas are hashable (and cache their hash), so the schema itself is the cache key.
+    """
+    key = schema if isinstance(schema, FrozenDict) else json.dumps(thaw(schema), sort_keys=True)
+    entry = _compiled.get(key)
+    if entry is None:
         import fastjsonschema  # lazy: only runs when a tool is first validated
 
-        fn = fastjsonschema.compile(thaw(schema), use_default=True)
-        _compiled[key] = fn
-    return fn
+        entry = (fastjsonschema.compile(thaw(schema), use_default=True), _has_defaults(schema))
+        _compiled[key] = entry
+    return entry
 
 
 def _describe_errors(schema: Any, args: Any) -> list[str]:
@@ -169,17 +177,19 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> Result[FrozenDict, str
     """
     import fastjsonschema
 
-    plain = thaw(arguments) if isinstance(arguments, (Mapping, Sequence)) and not isinstance(
-        arguments, str) else arguments
+    plain = thaw(arguments)
     try:
-        validated = _validator(spec.parameters)(plain)
-    except fastjsonschema.JsonSchemaException as exc:
-        lines = _describe_errors(spec.parameters, thaw(arguments)) or [f"  - root: {exc}"]
-        received = json.dumps(thaw(arguments), indent=2, ensure_ascii=False, default=str)
+        validate, fills_defaults = _validator(spec.parameters)
+        validated = validate(plain)
+    except fastjsonschema.JsonSchemaValueException:
+        lines = _describe_errors(spec.parameters, plain)
+        received = json.dumps(plain, indent=2, ensure_ascii=False, default=str)
         return Failure(
             f'Validation failed for tool "{spec.name}":\n' + "\n".join(lines)
             + f"\n\nReceived arguments:\n{received}"
         )
-    except fastjsonschema.JsonSchemaDefinitionException as exc:
+    except fastjsonschema.JsonSchemaException as exc:
         return Failure(f'Tool "{spec.name}" has an invalid parameters schema: {exc}')
+    if not fills_defaults:
+        return Success(freeze(arguments))
     return Success(freeze(validated if validated is not None else plain))

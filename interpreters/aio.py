@@ -136,6 +136,7 @@ class _AsyncRun:
         self.messages: tuple[AgentMessage, ...] = ()
         self.stream_task: asyncio.Task[Any] | None = None
         self.cancelled_by_abort = False
+        self.awaiting_stream = False
 
     # -- feeding
 
@@ -172,18 +173,17 @@ class _AsyncRun:
                     await self.wait_for_answer()
                     continue
                 effect = pending.popleft()
-                kind = type(effect)
-                if kind is Emit:
-                    yield effect.event  # type: ignore[union-attr]
-                elif kind is CallLlm:
-                    async for event in self.call_llm(effect):  # type: ignore[arg-type]
+                if isinstance(effect, Emit):
+                    yield effect.event
+                elif isinstance(effect, CallLlm):
+                    async for event in self.call_llm(effect):
                         yield event
-                elif kind is ExecuteTool:
-                    self.start_tool(effect)  # type: ignore[arg-type]
-                elif kind is RunEnded:
+                elif isinstance(effect, ExecuteTool):
+                    await self.start_tool(effect)
+                elif isinstance(effect, RunEnded):
                     self.finished = True
-                    self.messages = effect.messages  # type: ignore[union-attr]
-                elif kind is CancelLlm:
+                    self.messages = effect.messages
+                elif isinstance(effect, CancelLlm):
                     pass
                 else:
                     await self.call_hook(effect)
@@ -195,8 +195,10 @@ class _AsyncRun:
     def wake_on_abort(self) -> None:
         assert self.inbox is not None
         self.inbox.put_nowait(_WAKE)
+        # Cancel only a wait for the next stream event: if the reader is busy elsewhere (an async
+        # listener), the check before the next wait sees the signal instead.
         task = self.stream_task
-        if task is not None and not task.done():
+        if task is not None and self.awaiting_stream and not task.done():
             self.cancelled_by_abort = True
             task.cancel()
 
@@ -258,6 +260,9 @@ class _AsyncRun:
             clock = self.clock
             self.stream_task = asyncio.current_task()
             while True:
+                if signal.aborted:
+                    break
+                self.awaiting_stream = True
                 try:
                     event = await next_event()
                 except StopAsyncIteration:
@@ -266,6 +271,8 @@ class _AsyncRun:
                             effect.id, "The stream ended without a done or error event", self.clock()))
                         return
                     break
+                finally:
+                    self.awaiting_stream = False
                 if signal.aborted:
                     break
                 for out in feed(StreamEventReceived(effect.id, event, clock())):
@@ -296,14 +303,29 @@ class _AsyncRun:
                     pass
         self.feed_abort()
 
-    def start_tool(self, effect: ExecuteTool) -> None:
+    async def start_tool(self, effect: ExecuteTool) -> None:
         self.running.add(effect.id)
+        if self.runs_inline(effect):
+            await self.run_tool(effect)  # its outcome is in the inbox when this returns
+            return
         task = asyncio.ensure_future(self.run_tool(effect))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def runs_inline(self, effect: ExecuteTool) -> bool:
+        """A lone call to an ``async def`` tool that cannot report progress is awaited in the
+        run's task: a task of its own would only add scheduling latency."""
+        tool = self.registry.get(effect.tool_call.name)
+        return (
+            tool is not None
+            and getattr(tool.execute, "reports_progress", True) is False
+            and inspect.iscoroutinefunction(tool.execute)
+            and len(self.running) == 1
+            and not any(isinstance(e, ExecuteTool) for e in self.pending)
+        )
+
     async def run_tool(self, effect: ExecuteTool) -> None:
-        """In its own task: run the tool, post its updates and its outcome to the inbox."""
+        """In its own task (or inline): run the tool, post its updates and outcome to the inbox."""
         inbox, clock, eid = self.inbox, self.clock, effect.id
         assert inbox is not None
         loop = asyncio.get_running_loop()

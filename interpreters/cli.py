@@ -14,7 +14,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentcore import AgentEvent, AssistantMessage, ToolResultMessage
+from agentcore import (
+    AgentEndEvent,
+    AgentEvent,
+    AssistantMessage,
+    MessageEndEvent,
+    MessageUpdateEvent,
+    TextDeltaEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolResultMessage,
+    TurnStartEvent,
+    UserMessage,
+)
 
 __all__ = ["Renderer", "main"]
 
@@ -46,42 +61,40 @@ class Renderer:
         self.in_text = True
 
     def __call__(self, event: AgentEvent) -> None:
-        kind = event.type
-        if kind == "turn_start":
+        if isinstance(event, TurnStartEvent):
             self.turn += 1
             self._line(self._style(f"── turn {self.turn} " + "─" * 40, "2"))
-        elif kind == "message_end" and getattr(event.message, "role", "") == "user":
-            self._line(self._style("user  ", "1;34") + event.message.text)  # type: ignore[union-attr]
-        elif kind == "message_update":
-            ev = event.assistant_message_event  # type: ignore[union-attr]
-            if ev.type == "thinking_start":
+        elif isinstance(event, MessageUpdateEvent):
+            ev = event.assistant_message_event
+            if isinstance(ev, ThinkingStartEvent):
                 self._start(self._style("think ", "2;3"))
-            elif ev.type == "thinking_delta":
-                self.out.write(self._style(ev.delta, "2;3"))  # type: ignore[union-attr]
-                self.in_text = True
-            elif ev.type == "text_start":
+            elif isinstance(ev, ThinkingDeltaEvent):
+                self.out.write(self._style(ev.delta, "2;3"))
+            elif isinstance(ev, TextStartEvent):
                 self._start(self._style("agent ", "1;32"))
-            elif ev.type == "text_delta":
-                self.out.write(ev.delta)  # type: ignore[union-attr]
+            elif isinstance(ev, TextDeltaEvent):
+                self.out.write(ev.delta)
                 self.out.flush()
-                self.in_text = True
-        elif kind == "message_end" and isinstance(event.message, AssistantMessage):  # type: ignore[union-attr]
-            msg = event.message  # type: ignore[union-attr]
-            if msg.stop_reason in ("error", "aborted"):
-                self._line(self._style(f"{msg.stop_reason}: {msg.error_message}", "1;31"))
-            u = msg.usage
-            self._line(self._style(f"      [{u.input} in / {u.output} out tokens, ${u.cost.total:.4f}]", "2"))
-        elif kind == "tool_execution_start":
-            args = ", ".join(f"{k}={v!r}" for k, v in dict(event.args).items())  # type: ignore[union-attr]
-            self.tool_started[event.tool_call_id] = time.perf_counter()  # type: ignore[union-attr]
-            self._line(self._style("tool  ", "1;33") + f"{event.tool_name}({args}) …")  # type: ignore[union-attr]
-        elif kind == "tool_execution_end":
-            took = time.perf_counter() - self.tool_started.pop(event.tool_call_id, time.perf_counter())  # type: ignore[union-attr]
-            text = "".join(getattr(b, "text", "") for b in event.result.content)  # type: ignore[union-attr]
-            mark = self._style("✗", "31") if event.is_error else self._style("✓", "32")  # type: ignore[union-attr]
-            self._line(f"      {mark} {event.tool_name}: {text} ({took * 1000:.0f} ms)")  # type: ignore[union-attr]
-        elif kind == "agent_end":
-            self._line(self._style(f"── done: {len(event.messages)} new messages", "2"))  # type: ignore[union-attr]
+        elif isinstance(event, MessageEndEvent):
+            msg = event.message
+            if isinstance(msg, UserMessage):
+                self._line(self._style("user  ", "1;34") + msg.text)
+            elif isinstance(msg, AssistantMessage):
+                if msg.stop_reason in ("error", "aborted"):
+                    self._line(self._style(f"{msg.stop_reason}: {msg.error_message}", "1;31"))
+                u = msg.usage
+                self._line(self._style(f"      [{u.input} in / {u.output} out tokens, ${u.cost.total:.4f}]", "2"))
+        elif isinstance(event, ToolExecutionStartEvent):
+            args = ", ".join(f"{k}={v!r}" for k, v in dict(event.args).items())
+            self.tool_started[event.tool_call_id] = time.perf_counter()
+            self._line(self._style("tool  ", "1;33") + f"{event.tool_name}({args}) …")
+        elif isinstance(event, ToolExecutionEndEvent):
+            took = time.perf_counter() - self.tool_started.pop(event.tool_call_id, time.perf_counter())
+            text = "".join(getattr(b, "text", "") for b in event.result.content)
+            mark = self._style("✗", "31") if event.is_error else self._style("✓", "32")
+            self._line(f"      {mark} {event.tool_name}: {text} ({took * 1000:.0f} ms)")
+        elif isinstance(event, AgentEndEvent):
+            self._line(self._style(f"── done: {len(event.messages)} new messages", "2"))
 
 
 def _demo(args: argparse.Namespace) -> int:

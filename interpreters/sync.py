@@ -168,17 +168,16 @@ class _SyncRun:
                     self.wait_for_answer()
                     continue
                 effect = pending.popleft()
-                kind = type(effect)
-                if kind is Emit:
-                    yield effect.event  # type: ignore[union-attr]
-                elif kind is CallLlm:
-                    yield from self.call_llm(effect)  # type: ignore[arg-type]
-                elif kind is ExecuteTool:
-                    self.start_tool(effect)  # type: ignore[arg-type]
-                elif kind is RunEnded:
+                if isinstance(effect, Emit):
+                    yield effect.event
+                elif isinstance(effect, CallLlm):
+                    yield from self.call_llm(effect)
+                elif isinstance(effect, ExecuteTool):
+                    self.start_tool(effect)
+                elif isinstance(effect, RunEnded):
                     self.finished = True
-                    self.messages = effect.messages  # type: ignore[union-attr]
-                elif kind is CancelLlm:
+                    self.messages = effect.messages
+                elif isinstance(effect, CancelLlm):
                     pass  # the stream was already left behind
                 else:
                     self.call_hook(effect)
@@ -257,12 +256,27 @@ class _SyncRun:
 
     def start_tool(self, effect: ExecuteTool) -> None:
         self.running.add(effect.id)
+        if self.runs_inline(effect):
+            self.run_tool(effect)  # its outcome is in the inbox when this returns
+            return
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentcore-tool")
         self.pool.submit(self.run_tool, effect)
 
+    def runs_inline(self, effect: ExecuteTool) -> bool:
+        """A lone call to a tool that cannot report progress runs in the caller's thread: a
+        thread hand-off would only add latency. Parallel batches always use the pool."""
+        tool = self.registry.get(effect.tool_call.name)
+        return (
+            tool is not None
+            and getattr(tool.execute, "reports_progress", True) is False
+            and not inspect.iscoroutinefunction(tool.execute)
+            and len(self.running) == 1
+            and not any(isinstance(e, ExecuteTool) for e in self.pending)
+        )
+
     def run_tool(self, effect: ExecuteTool) -> None:
-        """In a worker thread: run the tool, post its updates and its outcome to the inbox."""
+        """In a worker thread (or inline): run the tool, post its updates and outcome to the inbox."""
         inbox, clock, eid = self.inbox, self.clock, effect.id
         open_ = True
 

@@ -316,10 +316,24 @@ def _make_execute(
             return _finish(result)
         return _to_result(result)
 
-    execute.__wrapped__ = fn  # type: ignore[attr-defined]
-    execute.__name__ = f"execute_{getattr(fn, '__name__', 'tool')}"
-    execute.__qualname__ = execute.__name__
-    return execute
+    chosen: Callable[..., Any] = execute
+    if inspect.iscoroutinefunction(fn):
+        async def execute_async(
+            tool_call_id: str,
+            args: Mapping[str, Any] | None = None,
+            signal: Any = None,
+            on_update: Callable[[Any], None] | None = None,
+        ) -> Any:
+            return await execute(tool_call_id, args, signal, on_update)
+
+        execute_async.__doc__ = execute.__doc__
+        chosen = execute_async
+    chosen.__wrapped__ = fn  # type: ignore[attr-defined]
+    chosen.__name__ = f"execute_{getattr(fn, '__name__', 'tool')}"
+    chosen.__qualname__ = chosen.__name__
+    # Interpreters may run a tool that cannot report progress in the caller's thread or task.
+    chosen.reports_progress = any(p.kind in ("context", "on_update") for p in params)  # type: ignore[attr-defined]
+    return chosen
 
 
 async def _finish(awaitable: Awaitable[Any]) -> AgentToolResult:

@@ -1,0 +1,746 @@
+"""``Agent``: a stateful, asyncio-first wrapper around the agent loop.
+
+The loop functions in :mod:`interpreters.aio` are stateless: every run takes a context and a
+configuration and gives back events. An application usually wants more: one conversation that
+grows over several prompts, a live view of what is streaming, messages typed by the user while
+the agent works, a stop button. :class:`Agent` keeps that state, in the manner of the
+TypeScript ``pi-agent-core`` ``Agent`` class.
+
+Theory of operation
+-------------------
+
+- The agent owns an :class:`AgentState` (system prompt, model, thinking level, tools,
+  conversation, and the live run: ``is_streaming``, ``stream_message``,
+  ``pending_tool_calls``, ``error``).
+- ``await agent.prompt(...)`` / ``await agent.continue_()`` run :func:`interpreters.aio.agent_loop`
+  / :func:`~interpreters.aio.agent_loop_continue` over a snapshot of the conversation. Every
+  event of the run first updates the agent's state (``message_end`` appends to
+  ``state.messages``, ...) and is then given to each subscribed listener. The state is changed
+  *only* through the events, so a listener always sees a state consistent with the event it is
+  handed.
+- One run at a time. While a run is in progress, messages go through two queues polled by the
+  loop: :meth:`Agent.steer` (delivered after the current turn, before the next model call) and
+  :meth:`Agent.follow_up` (delivered when the agent would otherwise stop). A queue in
+  ``"one-at-a-time"`` mode gives one message per poll; in ``"all"`` mode, everything queued.
+- Whatever happens, a run ends with the agent idle and listeners having seen ``agent_end``: an
+  unexpected exception is recorded as an assistant message with ``stop_reason="error"`` (or
+  ``"aborted"`` after :meth:`Agent.abort`) and ``state.error`` is set.
+
+>>> import asyncio
+>>> from agentcore import Model
+>>> from interpreters.scripted import ScriptedModel
+>>> agent = Agent(model=Model(id="m"), stream_fn=ScriptedModel(["Hello!"]))
+>>> asyncio.run(agent.prompt("Hi"))
+>>> [m.role for m in agent.state.messages], agent.state.messages[-1].text
+(['user', 'assistant'], 'Hello!')
+
+From synchronous code, use :class:`SyncAgent`: the same agent driven by an event loop in a
+background thread (see its docstring).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import inspect
+import logging
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TypeAlias, TypeVar
+
+from agentcore.config import AgentContext, AgentLoopConfig
+from agentcore.events import AgentEndEvent, AgentEvent
+from agentcore.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingLevel,
+    UserMessage,
+)
+from agentcore.tools import AgentTool, ToolExecutionMode
+
+from . import aio
+from .driver import failure_text, now_ms
+from .signal import AbortSignal
+
+__all__ = [
+    "Agent",
+    "AgentBusyError",
+    "AgentListener",
+    "AgentState",
+    "QueueMode",
+    "SyncAgent",
+]
+
+_log = logging.getLogger("agentcore")
+
+QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
+"""How many queued messages one poll of a queue takes: the first one, or all of them."""
+
+AgentListener: TypeAlias = Callable[[AgentEvent], Any]
+"""A subscriber: called with every event; may be sync or ``async def`` (then awaited)."""
+
+_T = TypeVar("_T")
+
+PROMPT_BUSY: Final = (
+    "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, "
+    "or wait for completion (await agent.wait_for_idle())."
+)
+CONTINUE_BUSY: Final = (
+    "Agent is already processing. Wait for completion (await agent.wait_for_idle()) "
+    "before continuing."
+)
+NO_MODEL: Final = "No model configured: pass model=... to Agent() or call set_model()"
+
+# AgentLoopConfig fields the agent fills in itself; the others may be passed through.
+_OWNED: Final = frozenset({"model", "thinking_level", "get_steering_messages", "get_follow_up_messages"})
+_PASS_THROUGH: Final = frozenset(f.name for f in dataclasses.fields(AgentLoopConfig)) - _OWNED
+_QUEUE_MODES: Final = ("one-at-a-time", "all")
+
+
+class AgentBusyError(RuntimeError):
+    """``prompt()`` or ``continue_()`` was called while a run is in progress."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentState:
+    """What the agent knows. Read it freely; change it through the :class:`Agent` setters.
+
+    - ``messages``: the conversation; a run appends each message at its ``message_end``.
+    - ``is_streaming``: a run is in progress (cleared at ``agent_end``).
+    - ``stream_message``: the partial assistant message while a reply streams, else ``None``.
+    - ``pending_tool_calls``: the ids of the tool calls started and not yet finished (a new
+      frozen set on each change, so a reference kept by a listener never changes under it).
+    - ``error``: the ``error_message`` of the last failed (or aborted) run, ``None`` after a
+      run that ended well.
+    """
+
+    system_prompt: str = ""
+    model: Model | None = None
+    thinking_level: ThinkingLevel = "off"
+    tools: list[AgentTool] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
+    is_streaming: bool = False
+    stream_message: AgentMessage | None = None
+    pending_tool_calls: frozenset[str] = frozenset()
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Run:
+    """Book-keeping of one run: has ``agent_end`` been seen, is the agent stopping it."""
+
+    ended: bool = False
+    stopping: bool = False
+
+
+async def _await_listener(outcome: Awaitable[Any], run: _Run) -> None:
+    """Await an async listener from the run's private task.
+
+    The asyncio interpreter aborts a streaming reply by cancelling the task that iterates the
+    events, which is this one; when that happens while a listener is awaited here, the
+    cancellation is absorbed (the listener finishes; the stream sees the abort when it resumes).
+    Only the agent cancels this task otherwise, and then ``run.stopping`` is set.
+    """
+    future = asyncio.ensure_future(outcome)
+    while True:
+        try:
+            await asyncio.shield(future)
+            return
+        except asyncio.CancelledError:
+            if future.done():  # the listener itself was cancelled: its own business
+                return
+            if run.stopping:
+                future.cancel()
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+
+
+def _check_mode(name: str, mode: str) -> QueueMode:
+    if mode not in _QUEUE_MODES:
+        raise ValueError(f"{name} must be 'one-at-a-time' or 'all', not {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+class Agent:
+    """A conversation with a model, run by the asyncio interpreter.
+
+    Construct it with the initial state (``system_prompt``, ``model``, ``thinking_level``,
+    ``tools``, ``messages``), the run options (``stream_fn``, ``convert_to_llm``,
+    ``transform_context``, ``get_api_key``, ``session_id``, ``thinking_budgets``,
+    ``tool_execution``, ``before_tool_call``, ``after_tool_call``, and any other
+    :class:`~agentcore.AgentLoopConfig` field as a keyword) and the queue modes
+    (``steering_mode`` / ``follow_up_mode``: ``"one-at-a-time"``, the default, or ``"all"``).
+    ``clock()`` gives the timestamps in ms of the messages the agent creates.
+
+    Use it from asyncio code::
+
+        agent = Agent(model=model, tools=[...], stream_fn=...)
+        unsubscribe = agent.subscribe(print)
+        await agent.prompt("What is in this picture?", images=[ImageContent(data, "image/png")])
+        agent.follow_up(UserMessage("And now in French."))   # from another task, while it runs
+        await agent.wait_for_idle()
+
+    Only one run at a time: ``prompt()`` / ``continue_()`` raise :class:`AgentBusyError` while
+    one is in progress (checked when the coroutine starts running). Every method that is not a
+    coroutine is meant to be called from the event loop's thread. From synchronous code (or
+    another thread) use :class:`SyncAgent`, which runs the agent on its own event loop in a
+    background thread and exposes the same methods as blocking calls.
+    """
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str = "",
+        model: Model | None = None,
+        thinking_level: ThinkingLevel = "off",
+        tools: Iterable[AgentTool] = (),
+        messages: Iterable[AgentMessage] = (),
+        stream_fn: Callable[..., Any] | None = None,
+        convert_to_llm: Callable[..., Any] | None = None,
+        transform_context: Callable[..., Any] | None = None,
+        get_api_key: Callable[..., Any] | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        session_id: str | None = None,
+        thinking_budgets: dict[str, int] | None = None,
+        tool_execution: ToolExecutionMode = "parallel",
+        before_tool_call: Callable[..., Any] | None = None,
+        after_tool_call: Callable[..., Any] | None = None,
+        clock: Callable[[], int] = now_ms,
+        **loop_options: Any,
+    ) -> None:
+        unknown = sorted(set(loop_options) - _PASS_THROUGH)
+        if unknown:
+            raise TypeError(
+                f"Agent() got unexpected keyword argument(s) {', '.join(unknown)}; "
+                f"the AgentLoopConfig options it passes through are: {', '.join(sorted(_PASS_THROUGH))}"
+            )
+        self._state = AgentState(
+            system_prompt=system_prompt,
+            model=model,
+            thinking_level=thinking_level,
+            tools=list(tools),
+            messages=list(messages),
+        )
+        self.stream_fn = stream_fn
+        self.convert_to_llm = convert_to_llm
+        self.transform_context = transform_context
+        self.get_api_key = get_api_key
+        self._steering_mode: QueueMode = _check_mode("steering_mode", steering_mode)
+        self._follow_up_mode: QueueMode = _check_mode("follow_up_mode", follow_up_mode)
+        self.session_id = session_id
+        self.thinking_budgets = thinking_budgets
+        self.tool_execution: ToolExecutionMode = tool_execution
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.clock = clock
+        self.loop_options: dict[str, Any] = dict(loop_options)
+        self._listeners: list[AgentListener] = []
+        self._steering: deque[AgentMessage] = deque()
+        self._follow_ups: deque[AgentMessage] = deque()
+        self._signal: AbortSignal | None = None
+        self._idle: asyncio.Future[None] | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> AgentState:
+        """The agent's state (the live object: it changes as runs progress)."""
+        return self._state
+
+    def set_system_prompt(self, value: str) -> None:
+        self._state.system_prompt = value
+
+    def set_model(self, model: Model) -> None:
+        self._state.model = model
+
+    def set_thinking_level(self, level: ThinkingLevel) -> None:
+        self._state.thinking_level = level
+
+    def set_tools(self, tools: Iterable[AgentTool]) -> None:
+        self._state.tools = list(tools)
+
+    def replace_messages(self, messages: Iterable[AgentMessage]) -> None:
+        """Replace the conversation with a copy of ``messages``."""
+        self._state.messages = list(messages)
+
+    def append_message(self, message: AgentMessage) -> None:
+        self._state.messages.append(message)
+
+    def clear_messages(self) -> None:
+        self._state.messages = []
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self._steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._steering_mode = _check_mode("steering_mode", mode)
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self._follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._follow_up_mode = _check_mode("follow_up_mode", mode)
+
+    # ------------------------------------------------------------------ queues
+
+    def steer(self, message: AgentMessage) -> None:
+        """Queue a message for the running agent: it is delivered after the current turn (its
+        tool calls finish first), before the next model call. A ``str`` becomes a user message."""
+        self._steering.append(self._as_message(message))
+
+    def follow_up(self, message: AgentMessage) -> None:
+        """Queue a message delivered when the agent would otherwise stop (after all its tool
+        calls and steering). A ``str`` becomes a user message."""
+        self._follow_ups.append(self._as_message(message))
+
+    def clear_steering_queue(self) -> None:
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        self._follow_ups.clear()
+
+    def clear_all_queues(self) -> None:
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def has_queued_messages(self) -> bool:
+        return bool(self._steering) or bool(self._follow_ups)
+
+    @property
+    def steering_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued steering messages (a snapshot)."""
+        return tuple(self._steering)
+
+    @property
+    def follow_up_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued follow-up messages (a snapshot)."""
+        return tuple(self._follow_ups)
+
+    @staticmethod
+    def _dequeue(queue: deque[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
+        if not queue:
+            return []
+        if mode == "one-at-a-time":
+            return [queue.popleft()]
+        taken = list(queue)
+        queue.clear()
+        return taken
+
+    def _as_message(self, message: AgentMessage) -> AgentMessage:
+        if isinstance(message, str):
+            return UserMessage(message, timestamp=self.clock())
+        return message
+
+    # ------------------------------------------------------------------ listeners
+
+    def subscribe(self, listener: AgentListener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every event of every run, after the agent has applied
+        the event to its state. An ``async def`` listener is awaited (the run waits for it).
+        A listener that raises is logged; the run and the other listeners go on. Returns a
+        function that unsubscribes (calling it twice is harmless)."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            try:
+                self._listeners.remove(listener)
+            except ValueError:
+                pass
+
+        return unsubscribe
+
+    async def _emit(self, event: AgentEvent, run: _Run | None = None) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                outcome = listener(event)
+                if inspect.isawaitable(outcome):
+                    if run is None:
+                        await outcome
+                    else:
+                        await _await_listener(outcome, run)
+            except Exception:
+                _log.exception("agent listener %r raised on %s; the run goes on", listener, event.type)
+
+    def _apply(self, event: AgentEvent) -> None:
+        """Update the state from one event of the run (before the listeners see it)."""
+        state = self._state
+        kind = event.type
+        if kind == "message_update":
+            state.stream_message = event.message  # type: ignore[union-attr]
+        elif kind == "message_start":
+            message = event.message  # type: ignore[union-attr]
+            if getattr(message, "role", None) == "assistant":
+                state.stream_message = message
+        elif kind == "message_end":
+            state.stream_message = None
+            state.messages.append(event.message)  # type: ignore[union-attr]
+        elif kind == "tool_execution_start":
+            state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}  # type: ignore[union-attr]
+        elif kind == "tool_execution_end":
+            state.pending_tool_calls = state.pending_tool_calls - {event.tool_call_id}  # type: ignore[union-attr]
+        elif kind == "turn_end":
+            error = getattr(event.message, "error_message", None)  # type: ignore[union-attr]
+            if error:
+                state.error = error
+        elif kind == "agent_end":
+            state.is_streaming = False
+            state.stream_message = None
+
+    # ------------------------------------------------------------------ runs
+
+    async def prompt(
+        self,
+        input: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> None:
+        """Run the agent on new input until it stops.
+
+        ``input`` is a text (with ``images``, a user message holding the text then the
+        images), a message, or a list of messages. Raises :class:`AgentBusyError` if a run is in
+        progress, ``RuntimeError`` if no model is set. Failures of the run itself do not raise:
+        they end up in ``state.error`` and as the last message."""
+        if self._idle is not None:
+            raise AgentBusyError(PROMPT_BUSY)
+        prompts = self._prompt_messages(input, images)
+        await self._run(prompts)
+
+    async def continue_(self) -> None:
+        """Continue from the current conversation without adding a new message.
+
+        When the last message is an assistant message, queued steering messages (else queued
+        follow-ups) become the prompt of the run; with nothing queued it raises ``ValueError``
+        ("Cannot continue from message role: assistant"). An empty conversation is handled
+        the same way ("No messages to continue from" when nothing is queued). Otherwise (the
+        last message is a user or tool result message, e.g. a retry) the loop continues from it.
+        """
+        if self._idle is not None:
+            raise AgentBusyError(CONTINUE_BUSY)
+        messages = self._state.messages
+        if not messages or getattr(messages[-1], "role", None) == "assistant":
+            steering = self._dequeue(self._steering, self._steering_mode)
+            if steering:
+                await self._run(steering, skip_initial_steering_poll=True)
+                return
+            follow_ups = self._dequeue(self._follow_ups, self._follow_up_mode)
+            if follow_ups:
+                await self._run(follow_ups)
+                return
+            if not messages:
+                raise ValueError("No messages to continue from")
+            raise ValueError("Cannot continue from message role: assistant")
+        await self._run(None)
+
+    def _prompt_messages(
+        self, input: str | AgentMessage | Sequence[AgentMessage], images: Sequence[ImageContent] | None
+    ) -> list[AgentMessage]:
+        if isinstance(input, str):
+            if images:
+                content: tuple[TextContent | ImageContent, ...] = (TextContent(input), *images)
+                return [UserMessage(content, timestamp=self.clock())]
+            return [UserMessage(input, timestamp=self.clock())]
+        if images:
+            raise TypeError("images can only be given with a text prompt")
+        if isinstance(input, (list, tuple)):
+            if not input:
+                raise ValueError("prompt() needs at least one message")
+            return list(input)
+        return [input]
+
+    def _config(self, model: Model, skip_initial_steering_poll: bool) -> AgentLoopConfig:
+        skip = skip_initial_steering_poll
+
+        async def get_steering_messages() -> list[AgentMessage]:
+            nonlocal skip
+            if skip:
+                skip = False
+                return []
+            return self._dequeue(self._steering, self._steering_mode)
+
+        async def get_follow_up_messages() -> list[AgentMessage]:
+            return self._dequeue(self._follow_ups, self._follow_up_mode)
+
+        options: dict[str, Any] = dict(self.loop_options)
+        options.update(
+            convert_to_llm=self.convert_to_llm,
+            transform_context=self.transform_context,
+            get_api_key=self.get_api_key,
+            session_id=self.session_id,
+            thinking_budgets=self.thinking_budgets,
+            tool_execution=self.tool_execution,
+            before_tool_call=self.before_tool_call,
+            after_tool_call=self.after_tool_call,
+        )
+        return AgentLoopConfig(
+            model=model,
+            thinking_level=self._state.thinking_level,
+            get_steering_messages=get_steering_messages,
+            get_follow_up_messages=get_follow_up_messages,
+            **options,
+        )
+
+    async def _run(self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False) -> None:
+        state = self._state
+        model = state.model
+        if model is None:
+            raise RuntimeError(NO_MODEL)
+        # Everything up to the first await happens at once: a second prompt() sees the run.
+        idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        signal = AbortSignal()
+        self._idle, self._signal = idle, signal
+        state.is_streaming = True
+        state.stream_message = None
+        state.pending_tool_calls = frozenset()
+        state.error = None
+        run = _Run()
+        pump: asyncio.Task[None] | None = None
+        try:
+            config = self._config(model, skip_initial_steering_poll)
+            context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
+            if prompts is None:
+                stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock)
+            else:
+                stream = aio.agent_loop(prompts, context, config, signal, self.stream_fn, clock=self.clock)
+            # The events are consumed in a private task: the asyncio interpreter aborts a stream
+            # by cancelling the task iterating it, and that cancellation must stay in there.
+            pump = asyncio.ensure_future(self._pump(stream, run))
+            await asyncio.shield(pump)
+        except asyncio.CancelledError:
+            if pump is not None and not pump.done():
+                run.stopping = True
+                pump.cancel()
+                try:
+                    await pump
+                except BaseException:
+                    pass
+            if not run.ended:
+                await self._record_failure(model, "Agent run was cancelled", aborted=True)
+            raise
+        except Exception as exc:
+            if not run.ended:
+                await self._record_failure(model, failure_text(exc), aborted=signal.aborted)
+            else:
+                _log.exception("agent run raised after agent_end")
+        finally:
+            state.is_streaming = False
+            state.stream_message = None
+            state.pending_tool_calls = frozenset()
+            self._signal = None
+            self._idle = None
+            if not idle.done():
+                idle.set_result(None)
+
+    async def _pump(self, stream: aio.AgentEventStream, run: _Run) -> None:
+        """In the run's private task: apply each event to the state, then hand it to listeners."""
+        try:
+            async for event in stream:
+                self._apply(event)
+                if event.type == "agent_end":
+                    run.ended = True
+                await self._emit(event, run)
+        finally:
+            await stream.aclose()  # cancels whatever the run still has in flight
+
+    async def _record_failure(self, model: Model, text: str, *, aborted: bool) -> None:
+        message = AssistantMessage(
+            (),
+            api=model.api,
+            provider=model.provider,
+            model=model.id,
+            stop_reason="aborted" if aborted else "error",
+            error_message=text,
+            timestamp=self.clock(),
+        )
+        state = self._state
+        state.messages.append(message)
+        state.error = text
+        state.is_streaming = False
+        state.stream_message = None
+        state.pending_tool_calls = frozenset()
+        await self._emit(AgentEndEvent((message,)))
+
+    # ------------------------------------------------------------------ control
+
+    def abort(self) -> None:
+        """Abort the run in progress (does nothing when idle). The run ends soon after with an
+        ``aborted`` assistant message; ``await wait_for_idle()`` to wait for it."""
+        signal = self._signal
+        if signal is not None:
+            signal.abort()
+
+    async def wait_for_idle(self) -> None:
+        """Return when no run is in progress (at once when idle)."""
+        idle = self._idle
+        if idle is not None:
+            await asyncio.shield(idle)
+
+    @property
+    def is_running(self) -> bool:
+        """A run is in progress (from the start of ``prompt()`` until it has fully returned;
+        ``state.is_streaming`` is already false while listeners handle ``agent_end``)."""
+        return self._idle is not None
+
+    def reset(self) -> None:
+        """Forget the conversation, the queues, the streaming state and the error. It does not
+        stop a run: call :meth:`abort` (and ``await wait_for_idle()``) first."""
+        state = self._state
+        state.messages = []
+        state.is_streaming = False
+        state.stream_message = None
+        state.pending_tool_calls = frozenset()
+        state.error = None
+        self.clear_all_queues()
+
+
+class SyncAgent:
+    """An :class:`Agent` for synchronous code: its event loop runs in a background thread.
+
+    ``prompt()``, ``continue_()`` and ``wait_for_idle()`` block the calling thread until the run
+    is over; every other method may be called from any thread (for instance ``steer()`` or
+    ``abort()`` from a UI thread while another thread is blocked in ``prompt()``). Listeners,
+    tools and hooks run on the background thread. ``close()`` (or leaving a ``with`` block)
+    aborts a run in progress and stops the thread.
+
+    >>> from agentcore import Model
+    >>> from interpreters.scripted import ScriptedModel
+    >>> with SyncAgent(model=Model(id="m"), stream_fn=ScriptedModel(["Hi!"])) as agent:
+    ...     agent.prompt("Hello")
+    ...     agent.state.messages[-1].text
+    'Hi!'
+    """
+
+    def __init__(self, agent: Agent | None = None, **options: Any) -> None:
+        """Wrap ``agent``, or an ``Agent(**options)`` made here."""
+        if agent is not None and options:
+            raise TypeError("give either an Agent or the options to make one, not both")
+        self.agent = agent if agent is not None else Agent(**options)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="agentcore-agent", daemon=True)
+        self._thread.start()
+        self._closed = False
+
+    # -- plumbing
+
+    def _in_loop_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def _wait(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        if self._closed:
+            coro.close()
+            raise RuntimeError("SyncAgent is closed")
+        if self._in_loop_thread():
+            coro.close()
+            raise RuntimeError(
+                "a blocking SyncAgent call was made from the agent's own thread (a listener, tool "
+                "or hook); use steer()/follow_up() there, or the async Agent (sync_agent.agent)"
+            )
+        future: concurrent.futures.Future[_T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return future.result()
+
+    def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        if self._in_loop_thread() or self._closed:
+            return fn(*args)
+
+        async def run() -> _T:
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result()
+
+    # -- runs (blocking)
+
+    def prompt(
+        self,
+        input: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> None:
+        self._wait(self.agent.prompt(input, images))
+
+    def continue_(self) -> None:
+        self._wait(self.agent.continue_())
+
+    def wait_for_idle(self) -> None:
+        self._wait(self.agent.wait_for_idle())
+
+    # -- everything else (any thread)
+
+    @property
+    def state(self) -> AgentState:
+        return self.agent.state
+
+    def steer(self, message: AgentMessage) -> None:
+        self._call(self.agent.steer, message)
+
+    def follow_up(self, message: AgentMessage) -> None:
+        self._call(self.agent.follow_up, message)
+
+    def clear_steering_queue(self) -> None:
+        self._call(self.agent.clear_steering_queue)
+
+    def clear_follow_up_queue(self) -> None:
+        self._call(self.agent.clear_follow_up_queue)
+
+    def clear_all_queues(self) -> None:
+        self._call(self.agent.clear_all_queues)
+
+    def has_queued_messages(self) -> bool:
+        return self._call(self.agent.has_queued_messages)
+
+    def abort(self) -> None:
+        self._call(self.agent.abort)
+
+    def reset(self) -> None:
+        self._call(self.agent.reset)
+
+    def subscribe(self, listener: AgentListener) -> Callable[[], None]:
+        unsubscribe = self._call(self.agent.subscribe, listener)
+        return lambda: self._call(unsubscribe)
+
+    def set_system_prompt(self, value: str) -> None:
+        self._call(self.agent.set_system_prompt, value)
+
+    def set_model(self, model: Model) -> None:
+        self._call(self.agent.set_model, model)
+
+    def set_thinking_level(self, level: ThinkingLevel) -> None:
+        self._call(self.agent.set_thinking_level, level)
+
+    def set_tools(self, tools: Iterable[AgentTool]) -> None:
+        self._call(self.agent.set_tools, tools)
+
+    def replace_messages(self, messages: Iterable[AgentMessage]) -> None:
+        self._call(self.agent.replace_messages, messages)
+
+    def append_message(self, message: AgentMessage) -> None:
+        self._call(self.agent.append_message, message)
+
+    # -- lifetime
+
+    def close(self) -> None:
+        """Abort any run, wait for it to end, stop the background thread."""
+        if self._closed:
+            return
+        if self._in_loop_thread():
+            raise RuntimeError("SyncAgent.close() cannot be called from the agent's own thread")
+        self._call(self.agent.abort)
+        self._wait(self.agent.wait_for_idle())
+        self._closed = True
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def __enter__(self) -> SyncAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
