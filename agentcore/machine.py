@@ -253,7 +253,7 @@ class _Draft:
         self.aborted = r.aborted
         self.next_id = r.next_id
 
-    def freeze(self) -> _Draft:
+    def freeze(self) -> LoopState:
         r = self.base
         if (self.next_id != r.next_id or self.messages is not r.messages or self.pending is not r.pending
                 or self.turn_open != r.turn_open or self.has_more_tool_calls != r.has_more_tool_calls
@@ -916,7 +916,7 @@ def step(state: LoopState, input: Input) -> StepResult:
     phase = state.phase
     if type(input) is StreamEventReceived and type(phase) is Streaming:
         # The hot path: a block event of a reply that has started only replaces the phase.
-        event = input.event
+        event: Any = input.event
         if type(event) in _BLOCK_EVENTS and phase.partial is not None and input.id == phase.id:
             return Success((LoopState(Streaming(phase.id, event.partial), state.run),
                             (Emit(MessageUpdateEvent(event.partial, event)),)))

@@ -249,6 +249,10 @@ class LoopState:
     def aborted(self) -> bool:
         return self.run.aborted
 
+    @property
+    def hooks(self) -> frozenset[str]:
+        return self.run.hooks
+
 
 def _index(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
     # First declaration of a name wins, as a linear search would find it.
