@@ -123,6 +123,7 @@ from .stream import (
     ToolCallStartEvent,
     parse_partial_json,
 )
+from .testing import perform_sequence
 from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec, spec_of, validate_arguments
 
 __version__ = "0.1.0"
@@ -235,6 +236,7 @@ __all__ = [
     "hooks_set",
     "initial_state",
     "parse_partial_json",
+    "perform_sequence",
     "spec_of",
     "step",
     "thaw",
