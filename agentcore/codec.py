@@ -165,7 +165,9 @@ def _decode(value: Any, path: str) -> Any:
             return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
-            return _stream.PartialAssistantMessage(dataclasses.replace(message, content=()), tuple(message.content))
+            blocks = tuple(message.content)
+            return _stream.PartialAssistantMessage(dataclasses.replace(message, content=()), blocks,
+                                                   (None,) * len(blocks))
         decoder = _decoders.get(tag) if isinstance(tag, str) else None
         if decoder is None:
             raise CodecError(

@@ -63,17 +63,15 @@ __all__ = [
 _Kind = Literal["text", "thinking", "toolCall"]
 
 
-@dataclass(frozen=True, slots=True)
-class _Chunk:
-    prev: _Chunk | None
-    text: str
+# A streamed block's text is a linked list of its chunks, newest first: ``(previous, text)``.
+_Chunks: TypeAlias = "tuple[Any, str] | None"
 
 
-def _join(chunk: _Chunk | None) -> str:
+def _join(chunks: _Chunks) -> str:
     parts: list[str] = []
-    while chunk is not None:
-        parts.append(chunk.text)
-        chunk = chunk.prev
+    while chunks is not None:
+        chunks, text = chunks
+        parts.append(text)
     parts.reverse()
     return "".join(parts)
 
@@ -81,24 +79,20 @@ def _join(chunk: _Chunk | None) -> str:
 @final
 @dataclass(frozen=True, slots=True)
 class _Open:
-    """A content block still being streamed."""
+    """What is known of a content block still being streamed (its text is in the chunks)."""
 
     kind: _Kind
-    chunks: _Chunk | None = None
     id: str = ""
     name: str = ""
     signature: str | None = None
     redacted: bool = False
 
-    def text(self) -> str:
-        return _join(self.chunks)
-
-    def materialize(self) -> AssistantContent:
+    def materialize(self, text: str) -> AssistantContent:
         if self.kind == "text":
-            return TextContent(self.text(), self.signature)
+            return TextContent(text, self.signature)
         if self.kind == "thinking":
-            return ThinkingContent(self.text(), self.signature, self.redacted)
-        return ToolCall(self.id, self.name, freeze(_as_object(parse_partial_json(self.text()))))
+            return ThinkingContent(text, self.signature, self.redacted)
+        return ToolCall(self.id, self.name, freeze(_as_object(parse_partial_json(text))))
 
 
 _Block: TypeAlias = "AssistantContent | _Open"
@@ -116,6 +110,7 @@ class PartialAssistantMessage:
     role: ClassVar[str] = "assistant"
     header: AssistantMessage
     blocks: tuple[_Block, ...] = ()
+    chunks: tuple[_Chunks, ...] = ()
     _content: list[tuple[AssistantContent, ...]] | None = None
 
     @classmethod
@@ -142,7 +137,8 @@ class PartialAssistantMessage:
     def content(self) -> tuple[AssistantContent, ...]:
         cache = self._content
         if cache is None:
-            cache = [tuple(b.materialize() if isinstance(b, _Open) else b for b in self.blocks)]
+            cache = [tuple(b.materialize(_join(c)) if isinstance(b, _Open) else b
+                           for b, c in zip(self.blocks, self.chunks))]
             object.__setattr__(self, "_content", cache)
         return cache[0]
 
@@ -190,7 +186,7 @@ class PartialAssistantMessage:
         """The text received so far in block ``index`` (text, thinking or tool-call JSON)."""
         block = self.blocks[index]
         if isinstance(block, _Open):
-            return block.text()
+            return _join(self.chunks[index])
         if isinstance(block, TextContent):
             return block.text
         if isinstance(block, ThinkingContent):
@@ -216,41 +212,44 @@ class PartialAssistantMessage:
 
     # -- advancing (each returns the event carrying the new partial)
 
-    def _with(self, blocks: tuple[_Block, ...]) -> PartialAssistantMessage:
-        return PartialAssistantMessage(self.header, blocks)
+    def _open(self, kind: _Kind, index: int) -> _Open:
+        block = self.blocks[index]
+        if not isinstance(block, _Open) or block.kind != kind:
+            raise ValueError(f"content block {index} is not an open {kind} block")
+        return block
 
     def _append_delta(self, index: int, delta: str, kind: _Kind) -> PartialAssistantMessage:
-        block = self.blocks[index]
-        if not isinstance(block, _Open) or block.kind != kind:
-            raise ValueError(f"content block {index} is not an open {kind} block")
-        new = _Open(kind, _Chunk(block.chunks, delta), block.id, block.name, block.signature, block.redacted)
-        blocks = self.blocks
-        return self._with(blocks[:index] + (new,) + blocks[index + 1 :])
+        self._open(kind, index)
+        chunks = self.chunks
+        if index == len(chunks) - 1:
+            new_chunks = chunks[:-1] + ((chunks[-1], delta),)
+        else:
+            new_chunks = chunks[:index] + ((chunks[index], delta),) + chunks[index + 1 :]
+        return PartialAssistantMessage(self.header, self.blocks, new_chunks)
 
     def _close(self, index: int, kind: _Kind, final: AssistantContent) -> PartialAssistantMessage:
-        block = self.blocks[index]
-        if not isinstance(block, _Open) or block.kind != kind:
-            raise ValueError(f"content block {index} is not an open {kind} block")
-        blocks = self.blocks
-        return self._with(blocks[:index] + (final,) + blocks[index + 1 :])
+        self._open(kind, index)
+        blocks, chunks = self.blocks, self.chunks
+        return PartialAssistantMessage(self.header, blocks[:index] + (final,) + blocks[index + 1 :],
+                                       chunks[:index] + (None,) + chunks[index + 1 :])
+
+    def _add(self, block: _Open) -> PartialAssistantMessage:
+        return PartialAssistantMessage(self.header, self.blocks + (block,), self.chunks + (None,))
 
     def text_start(self) -> TextStartEvent:
-        p = self._with(self.blocks + (_Open("text"),))
-        return TextStartEvent(len(self.blocks), p)
+        return TextStartEvent(len(self.blocks), self._add(_Open("text")))
 
     def text_delta(self, index: int, delta: str) -> TextDeltaEvent:
         return TextDeltaEvent(index, delta, self._append_delta(index, delta, "text"))
 
     def text_end(self, index: int, signature: str | None = None, text: str | None = None) -> TextEndEvent:
         """Close text block ``index``; ``text`` replaces what was streamed when given."""
-        block = self.blocks[index]
-        body = text if text is not None else (block.text() if isinstance(block, _Open) else "")
-        content = TextContent(body, signature)
+        self._open("text", index)
+        content = TextContent(text if text is not None else _join(self.chunks[index]), signature)
         return TextEndEvent(index, content, self._close(index, "text", content))
 
     def thinking_start(self, redacted: bool = False) -> ThinkingStartEvent:
-        p = self._with(self.blocks + (_Open("thinking", redacted=redacted),))
-        return ThinkingStartEvent(len(self.blocks), p)
+        return ThinkingStartEvent(len(self.blocks), self._add(_Open("thinking", redacted=redacted)))
 
     def thinking_delta(self, index: int, delta: str) -> ThinkingDeltaEvent:
         return ThinkingDeltaEvent(index, delta, self._append_delta(index, delta, "thinking"))
@@ -258,15 +257,13 @@ class PartialAssistantMessage:
     def thinking_end(
         self, index: int, signature: str | None = None, thinking: str | None = None
     ) -> ThinkingEndEvent:
-        block = self.blocks[index]
-        redacted = block.redacted if isinstance(block, _Open) else False
-        body = thinking if thinking is not None else (block.text() if isinstance(block, _Open) else "")
-        content = ThinkingContent(body, signature, redacted)
+        block = self._open("thinking", index)
+        body = thinking if thinking is not None else _join(self.chunks[index])
+        content = ThinkingContent(body, signature, block.redacted)
         return ThinkingEndEvent(index, content, self._close(index, "thinking", content))
 
     def toolcall_start(self, id: str, name: str) -> ToolCallStartEvent:
-        p = self._with(self.blocks + (_Open("toolCall", id=id, name=name),))
-        return ToolCallStartEvent(len(self.blocks), p)
+        return ToolCallStartEvent(len(self.blocks), self._add(_Open("toolCall", id=id, name=name)))
 
     def toolcall_delta(self, index: int, delta: str) -> ToolCallDeltaEvent:
         return ToolCallDeltaEvent(index, delta, self._append_delta(index, delta, "toolCall"))
@@ -282,17 +279,15 @@ class PartialAssistantMessage:
     ) -> ToolCallEndEvent:
         """Close tool-call block ``index``. Without ``arguments`` the streamed JSON is parsed
         (tolerantly: truncated JSON keeps what is complete)."""
-        block = self.blocks[index]
-        if not isinstance(block, _Open) or block.kind != "toolCall":
-            raise ValueError(f"content block {index} is not an open toolCall block")
-        args = arguments if arguments is not None else _as_object(parse_partial_json(block.text()))
+        block = self._open("toolCall", index)
+        args = arguments if arguments is not None else _as_object(parse_partial_json(_join(self.chunks[index])))
         call = ToolCall(id if id is not None else block.id, name if name is not None else block.name,
                         freeze(args), thought_signature)
         return ToolCallEndEvent(index, call, self._close(index, "toolCall", call))
 
     def with_header(self, **changes: Any) -> PartialAssistantMessage:
         """A copy with header fields (usage, response_id, model...) changed."""
-        return PartialAssistantMessage(replace(self.header, **changes), self.blocks)
+        return PartialAssistantMessage(replace(self.header, **changes), self.blocks, self.chunks)
 
     def done(self, reason: Literal["stop", "length", "toolUse"], **header: Any) -> DoneEvent:
         """The final event of a successful reply."""
