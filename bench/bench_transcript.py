@@ -1,0 +1,87 @@
+"""Transcript overhead: a scripted run with and without a recorder, and replay speed.
+
+    python bench/bench_transcript.py
+
+Prints a table: time of a plain scripted run, the same run recorded (flush="entry" and
+flush="turn"), the overhead in percent, the transcript size, then strict replay and read time of
+a 1,000-turn tool-loop transcript.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agentcore import AgentContext, AgentLoopConfig, Model
+from interpreters import ScriptedModel, run_agent_loop, tool
+from interpreters.replay import replay
+from interpreters.scripted import tool_call
+from interpreters.transcript import TranscriptRecorder, read_transcript
+
+
+@tool
+def echo(x: int) -> str:
+    """Echo."""
+    return str(x)
+
+
+def tool_loop(turns: int) -> list[Any]:
+    return [tool_call("echo", {"x": i}) for i in range(turns - 1)] + ["done"]
+
+
+def run(replies: list[Any], chunk: int | None, journal_path: Path | None, flush: str = "entry") -> float:
+    ctx = AgentContext("You echo.", [], [echo])
+    cfg = AgentLoopConfig(model=Model(id="bench"), tool_execution="sequential")
+    journal = TranscriptRecorder(journal_path, ctx, cfg, flush=flush) if journal_path else None  # type: ignore[arg-type]
+    model = ScriptedModel(replies, chunk_size=chunk)
+    t0 = time.perf_counter()
+    run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=model, journal=journal, clock=lambda: 0)
+    elapsed = time.perf_counter() - t0
+    if journal is not None:
+        journal.close()
+    return elapsed
+
+
+def best(fn: Any, repeat: int = 5) -> float:
+    return min(fn() for _ in range(repeat))
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp())
+    rows = []
+    scenarios = {
+        "tool loop, 200 turns": (tool_loop(200), 8),
+        "tool loop, 1000 turns": (tool_loop(1000), 8),
+        "one reply, 10k deltas": (["x" * 80_000], 8),
+    }
+    for name, (replies, chunk) in scenarios.items():
+        plain = best(lambda: run(replies, chunk, None))
+        entry = best(lambda: run(replies, chunk, tmp / "e.jsonl", "entry"))
+        turn = best(lambda: run(replies, chunk, tmp / "t.jsonl", "turn"))
+        size = (tmp / "e.jsonl").stat().st_size
+        rows.append((name, plain, entry, turn, size))
+    print(f"{'scenario':26} {'plain':>9} {'entry':>9} {'ovh':>6} {'turn':>9} {'ovh':>6} {'size':>9}")
+    for name, plain, entry, turn, size in rows:
+        print(f"{name:26} {plain * 1e3:7.1f}ms {entry * 1e3:7.1f}ms {100 * (entry / plain - 1):5.0f}% "
+              f"{turn * 1e3:7.1f}ms {100 * (turn / plain - 1):5.0f}% {size / 1e6:7.2f}MB")
+    path = tmp / "1000.jsonl"
+    run(tool_loop(1000), 8, path)
+    t0 = time.perf_counter()
+    t = read_transcript(path)
+    read_s = time.perf_counter() - t0
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        result = replay(t)
+        times.append(time.perf_counter() - t0)
+    assert result.finished
+    print(f"\n1,000-turn transcript: {t.steps} steps, {path.stat().st_size / 1e6:.2f} MB; "
+          f"read {read_s * 1e3:.0f} ms, strict replay {statistics.median(times) * 1e3:.0f} ms "
+          f"({statistics.median(times) / 1000 * 1e6:.0f} µs/turn)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""pytest plugin: record an agent run once, replay it in every later test run.
+
+Enable it with the entry point ``[project.entry-points.pytest11] agentcore =
+"interpreters.pytest_plugin"`` (or ``pytest_plugins = ["interpreters.pytest_plugin"]``). A test
+asks for the ``agent_recording`` fixture and runs its agent through it::
+
+    def test_weather(agent_recording):
+        messages = agent_recording.run("Weather in Paris?", context, config, stream_fn=real_model)
+        assert "sunny" in messages[-1].text
+
+The transcript lives next to the test file, in ``transcripts/<test name>.jsonl``. What happens
+depends on ``--agentcore-record-mode`` (as in pytest-recording):
+
+- ``once`` (default): replay when the transcript exists, else run live and record it;
+- ``none``: always replay; a missing transcript fails the test;
+- ``new_episodes``: replay; when the run diverges from the recording, run live and record anew;
+- ``all``: always run live and record (refreshes every transcript).
+
+Replay is LLM-only: model replies come from the transcript, tools and hooks run live, so a code
+change that changes what the agent does fails the test with the divergence report and its diff.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from agentcore import AgentContext, AgentEvent, AgentLoopConfig, AgentMessage
+
+from .replay import ReplayDivergence, ReplayOptions, replay_llm
+from .transcript import TranscriptRecorder
+
+__all__ = ["AgentRecording", "MODES"]
+
+MODES: Final = ("none", "once", "new_episodes", "all")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentcore", "agentcore-fx transcripts")
+    group.addoption(
+        "--agentcore-record-mode", action="store", default="once", choices=MODES,
+        help="record agent runs: none (replay only), once (record missing transcripts, default), "
+             "new_episodes (re-record diverging ones), all (record everything again)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "agent_replay_options(**options): relax the replay comparison "
+                                       "(ignore_timestamps, ignore_system_prompt, tool_calls_only)")
+
+
+class AgentRecording:
+    """Runs one agent per call, recording or replaying according to the mode."""
+
+    def __init__(self, path: Path, mode: str, options: ReplayOptions) -> None:
+        self.path = path
+        self.mode = mode
+        self.options = options
+        self.events: list[AgentEvent] = []
+        self.replayed = False
+        self._runs = 0
+
+    def run(
+        self,
+        prompts: Any,
+        context: AgentContext,
+        config: AgentLoopConfig,
+        stream_fn: Callable[..., Any] | None = None,
+        *,
+        tools: Sequence[Any] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> list[AgentMessage]:
+        """Run the agent (live and recorded, or replayed); returns the run's new messages."""
+        from .driver import now_ms
+        from .sync import agent_loop
+
+        self._runs += 1
+        if self._runs > 1:
+            raise RuntimeError("agent_recording records one run per test; split the test")
+        tools = context.tools if tools is None else tools
+        exists = self.path.exists()
+        if self.mode == "none" and not exists:
+            pytest.fail(f"no recorded transcript at {self.path} (record mode 'none')", pytrace=False)
+        if exists and self.mode != "all":
+            try:
+                result = replay_llm(self.path, config, tools, options=self.options)
+            except ReplayDivergence as exc:
+                if self.mode != "new_episodes":
+                    pytest.fail(f"agent run diverged from {self.path.name}:\n{exc.report}", pytrace=False)
+            else:
+                self.replayed = True
+                self.events = result.events
+                return result.messages
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with TranscriptRecorder(self.path, context, config) as recorder:
+            stream = agent_loop(prompts, context, config, stream_fn=stream_fn, journal=recorder,
+                                clock=clock or now_ms)
+            self.events = list(stream)
+            return stream.result()
+
+
+def _file_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name).strip("_") or "test"
+
+
+@pytest.fixture
+def agent_recording(request: pytest.FixtureRequest) -> AgentRecording:
+    """Record the agent run of this test once; replay it afterwards (see the module doc)."""
+    mode = str(request.config.getoption("--agentcore-record-mode"))
+    marker = request.node.get_closest_marker("agent_replay_options")
+    options = ReplayOptions(**marker.kwargs) if marker is not None else ReplayOptions()
+    directory = Path(str(request.node.path)).parent / "transcripts"
+    return AgentRecording(directory / f"{_file_name(request.node.name)}.jsonl", mode, options)

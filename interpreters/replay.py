@@ -1,0 +1,599 @@
+"""The replay interpreter: re-run the pure core over a transcript, and resume a crashed run.
+
+Theory of operation
+-------------------
+
+A transcript holds the initial state and every input fed to the core, so the core can be run
+again, step by step, with no model, no tools and no clock: that is :func:`replay` (strict mode).
+After each step the effects the core asks for now are compared with the recorded ones; the first
+difference stops the replay with a :class:`ReplayDivergence` whose ``report`` (a
+:class:`Divergence`) names the step, the turn, the expected and actual effect and a diff.
+
+:func:`replay_llm` (LLM-only mode) runs the real sync interpreter with the user's tools and
+hooks, but its stream function plays back the recorded model replies, and a journal checks the
+effects of each step against the recording as they happen: the mode to test a code change
+against a recorded conversation.
+
+:func:`resume` reads the transcript of a run that died, replays it strictly to the last recorded
+state, works out which effects were still waiting for an answer (a tool call that never
+finished is run again; a model call whose stream was cut is made again from the state before
+it, and the partial stream is marked superseded in the transcript), and goes on live, appending
+to the same transcript. See ``docs/replay.md``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from returns.result import Failure
+
+from agentcore import (
+    AbortRequested,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    CallLlm,
+    CancelLlm,
+    DoneEvent,
+    Effect,
+    Emit,
+    ErrorEvent,
+    Input,
+    LoopState,
+    RunEnded,
+    StreamEventReceived,
+    StreamFailed,
+    ToolUpdated,
+    step,
+)
+from agentcore.codec import to_json
+from agentcore.events import MessageUpdateEvent
+from agentcore.state import Finished
+
+from .driver import now_ms
+from .signal import AbortSignal
+from .transcript import (
+    EffectEncoder,
+    Transcript,
+    TranscriptError,
+    TranscriptRecorder,
+    expand,
+    read_transcript,
+)
+
+__all__ = [
+    "Divergence",
+    "RecordedModel",
+    "ReplayDivergence",
+    "ReplayOptions",
+    "ReplayResult",
+    "aresume",
+    "fork",
+    "llm_request_at",
+    "replay",
+    "replay_llm",
+    "resume",
+    "state_at",
+]
+
+DivergenceKind = Literal["effect", "rejected", "out_of_recording", "left_over"]
+Source = Transcript | str | os.PathLike[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOptions:
+    """Relaxations of the comparison (all off: exact)."""
+
+    ignore_timestamps: bool = False
+    """Ignore every ``at`` and ``timestamp`` field."""
+    ignore_system_prompt: bool = False
+    """Ignore every ``system_prompt`` field."""
+    tool_calls_only: bool = False
+    """Compare only the tool calls: name and arguments of each ``execute_tool`` and of the
+    tool calls of each assistant message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """Where a replay stopped matching its recording."""
+
+    kind: DivergenceKind
+    step: int
+    turn: int
+    expected: Any
+    actual: Any
+    diff: str
+    detail: str
+
+    def __str__(self) -> str:
+        head = {
+            "effect": "replay diverged",
+            "rejected": "replay diverged: the core rejected a recorded input",
+            "out_of_recording": "replay ran out of recorded entries",
+            "left_over": "replay finished with recorded entries left over",
+        }[self.kind]
+        lines = [f"{head} at step {self.step} (turn {self.turn}): {self.detail}"]
+        if self.diff:
+            lines.append(self.diff)
+        return "\n".join(lines)
+
+
+class ReplayDivergence(AssertionError):
+    """A replay stopped: ``report`` says where and how."""
+
+    def __init__(self, report: Divergence) -> None:
+        super().__init__(str(report))
+        self.report = report
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    events: list[AgentEvent]
+    messages: list[AgentMessage]
+    state: LoopState
+    steps: int
+    finished: bool
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def _load(source: Source) -> Transcript:
+    return source if isinstance(source, Transcript) else read_transcript(source)
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _udiff(expected: Any, actual: Any, label: str = "effect") -> str:
+    return "\n".join(difflib.unified_diff(
+        _pretty(expected).splitlines(), _pretty(actual).splitlines(),
+        f"recorded {label}", f"replayed {label}", lineterm="", n=3))
+
+
+def _strip(value: Any, keys: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_strip(v, keys) for v in value]
+    return value
+
+
+def _full(effect: Effect) -> Any:
+    if type(effect) is Emit and type(effect.event) is MessageUpdateEvent:
+        return {"type": "emit", "event": {"type": "message_update"}}
+    return to_json(effect, partials=False)
+
+
+def _tool_view(effects: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for e in effects:
+        if not isinstance(e, dict):
+            continue
+        if e.get("type") == "execute_tool":
+            out.append(["execute_tool", e["tool_call"]["name"], e["args"]])
+        elif e.get("type") == "emit":
+            ev = e.get("event", {})
+            msg = ev.get("message") if ev.get("type") == "message_end" else None
+            if isinstance(msg, dict) and msg.get("type") == "assistant":
+                calls = [[c.get("name"), c.get("arguments")] for c in msg.get("content", [])
+                         if isinstance(c, dict) and "arguments" in c]
+                out.append(["assistant_tool_calls", calls])
+    return out
+
+
+def _describe(effect: Any) -> str:
+    if not isinstance(effect, dict):
+        return repr(effect)
+    kind = effect.get("type", "?")
+    if kind == "emit":
+        return f"emit {effect.get('event', {}).get('type', '?')}"
+    if kind == "execute_tool":
+        return f"execute_tool {effect.get('tool_call', {}).get('name')}"
+    return str(kind)
+
+
+def _llm_diff(expected: Any, actual: Any) -> tuple[str, str]:
+    """What changed between two call_llm effects: the field (and message index) and a diff."""
+    for name in ("model", "thinking_level", "system_prompt", "tools"):
+        if expected.get(name) != actual.get(name):
+            return f"call_llm.{name} changed", _udiff(expected.get(name), actual.get(name), name)
+    em, am = expected.get("messages", []), actual.get("messages", [])
+    for i in range(min(len(em), len(am))):
+        if em[i] != am[i]:
+            fields = sorted(k for k in set(em[i]) | set(am[i]) if em[i].get(k) != am[i].get(k))
+            return (f"call_llm.messages[{i}] changed (fields: {', '.join(fields)})",
+                    _udiff(em[i], am[i], f"messages[{i}]"))
+    if len(em) != len(am):
+        return (f"call_llm.messages: {len(em)} messages recorded, {len(am)} now",
+                _udiff(em[len(am):], am[len(em):], "extra messages"))
+    return "call_llm changed", _udiff(expected, actual)
+
+
+class _Comparator:
+    """Compares the effects of each step with the recording, in transcript order."""
+
+    def __init__(self, transcript: Transcript, options: ReplayOptions) -> None:
+        self.entries = transcript.entries
+        self.options = options
+        self.encoder = EffectEncoder()
+        keys: set[str] = set()
+        if options.ignore_timestamps:
+            keys |= {"at", "timestamp"}
+        if options.ignore_system_prompt:
+            keys.add("system_prompt")
+        self.strip_keys = frozenset(keys)
+        self.turn = 0
+
+    def _norm(self, value: Any) -> Any:
+        return _strip(value, self.strip_keys) if self.strip_keys else value
+
+    def check(self, index: int, effects: Sequence[Effect]) -> Divergence | None:
+        entry = self.entries[index]
+        recorded = entry.effects_json
+        encoded = [self.encoder.encode(e) for e in effects]
+        base = self.turn
+        starts = [i for i, e in enumerate(recorded)
+                  if isinstance(e, dict) and e.get("type") == "emit" and e["event"].get("type") == "turn_start"]
+        self.turn += len(starts)
+        turn = max(self.turn, 1)
+        if self.options.tool_calls_only:
+            exp_v = _tool_view([expand(e) for e in recorded])
+            act_v = _tool_view([_full(e) for e in effects])
+            if exp_v != act_v:
+                return Divergence("effect", entry.step, turn, exp_v, act_v, _udiff(exp_v, act_v, "tool calls"),
+                                  "the tool calls differ")
+            return None
+        if not self.strip_keys and encoded == recorded:
+            return None
+        for i in range(max(len(encoded), len(recorded))):
+            turn = max(1, base + sum(1 for j in starts if j <= i))
+            if i >= len(recorded):
+                act = _full(effects[i])
+                return Divergence("effect", entry.step, turn, None, act, _udiff(None, act),
+                                  f"effect {i} ({_describe(act)}) was not recorded")
+            if i >= len(encoded):
+                exp = expand(recorded[i])
+                return Divergence("effect", entry.step, turn, exp, None, _udiff(exp, None),
+                                  f"recorded effect {i} ({_describe(exp)}) was not asked for")
+            if self._norm(encoded[i]) == self._norm(recorded[i]):
+                continue
+            exp, act = self._norm(expand(recorded[i])), self._norm(_full(effects[i]))
+            if exp == act:
+                continue  # same content, shared differently (e.g. histories rebuilt by a hook)
+            if exp.get("type") == "call_llm" and act.get("type") == "call_llm":
+                what, diff = _llm_diff(exp, act)
+            else:
+                what = f"effect {i}: recorded {_describe(exp)}, now {_describe(act)}"
+                diff = _udiff(exp, act)
+            return Divergence("effect", entry.step, turn, exp, act, diff, what)
+        return None
+
+
+# --------------------------------------------------------------------------- strict replay
+
+
+def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: int | None = None,
+           check: bool = True) -> ReplayResult:
+    """Re-run the core over the recorded inputs (no model, no tools, no clock).
+
+    Returns the events, the run's new messages, the final state and the number of steps
+    replayed; raises :class:`ReplayDivergence` at the first effect that differs from the
+    recording. ``until`` stops after that step; ``check=False`` skips the comparison.
+    """
+    t = _load(source)
+    state = t.initial_state
+    cmp = _Comparator(t, options)
+    events: list[AgentEvent] = []
+    messages: list[AgentMessage] = []
+    entries = t.entries if until is None else t.entries[:until]
+    for index, entry in enumerate(entries):
+        if isinstance(state.phase, Finished):
+            raise ReplayDivergence(Divergence(
+                "left_over", entry.step, cmp.turn, entry.input_json, None, "",
+                f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"))
+        result = step(state, entry.input)
+        if isinstance(result, Failure):
+            raise ReplayDivergence(Divergence(
+                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())))
+        state, effects = result.unwrap()
+        if check:
+            problem = cmp.check(index, effects)
+            if problem is not None:
+                raise ReplayDivergence(problem)
+        for e in effects:
+            if type(e) is Emit:
+                events.append(e.event)
+            elif type(e) is RunEnded:
+                messages = list(e.messages)
+    return ReplayResult(events, messages, state, len(entries), isinstance(state.phase, Finished))
+
+
+def state_at(transcript: Source, step: int) -> LoopState:
+    """The core's state after step ``step`` (0: the initial state)."""
+    t = _load(transcript)
+    if not 0 <= step <= t.steps:
+        raise IndexError(f"step {step} is not in this transcript (it has steps 0..{t.steps})")
+    return replay(t, until=step, check=False).state
+
+
+def llm_request_at(transcript: Source, step: int) -> CallLlm | None:
+    """The model call in force at step ``step``: the last ``CallLlm`` asked for at or before it."""
+    t = _load(transcript)
+    for entry in reversed(t.entries[:step]):
+        for i in range(len(entry.effects_json) - 1, -1, -1):
+            if entry.effects_json[i].get("type") == "call_llm":
+                effect = entry.effects[i]
+                assert isinstance(effect, CallLlm)
+                return effect
+    return None
+
+
+def fork(transcript: Source, step: int, out_path: str | os.PathLike[str]) -> Path:
+    """Write a new transcript with the header and the first ``step`` steps (its one history)."""
+    t = _load(transcript)
+    if not 0 <= step <= t.steps:
+        raise IndexError(f"step {step} is not in this transcript (it has steps 0..{t.steps})")
+    out = Path(out_path)
+    lines = [json.dumps(dict(t.header), ensure_ascii=False, separators=(",", ":"))]
+    lines += [e.text for e in t.entries[:step]]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+# --------------------------------------------------------------------------- LLM-only replay
+
+
+@dataclass(slots=True)
+class _Call:
+    id: int
+    events: list[Any] = field(default_factory=list)
+    failure: str | None = None
+    aborted: bool = False
+
+
+class _Stop(BaseException):
+    """Unwinds a live run at its first divergence (a ``BaseException``, so that the interpreter's
+    ``except Exception`` around model calls does not turn it into a failed stream)."""
+
+
+class _LiveChecker:
+    """A journal that checks each live step against the recording (first divergence sticks)."""
+
+    def __init__(self, transcript: Transcript, options: ReplayOptions) -> None:
+        self.transcript = transcript
+        self.cmp = _Comparator(transcript, options)
+        self.index = 0
+        self.failure: Divergence | None = None
+
+    def fail(self, report: Divergence) -> _Stop:
+        if self.failure is None:
+            self.failure = report
+        return _Stop()
+
+    def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
+        if self.failure is not None:
+            raise _Stop()
+        entries = self.transcript.entries
+        if step > len(entries):
+            raise self.fail(Divergence(
+                "out_of_recording", step, self.cmp.turn, None, to_json(input, partials=False), "",
+                f"the run went on past the {len(entries)} recorded steps (input {input.type})"))
+        problem = self.cmp.check(step - 1, effects)
+        if problem is not None:
+            raise self.fail(problem)
+        self.index = step
+
+    def clock(self) -> int:
+        entries = self.transcript.entries
+        if not entries:
+            return 0
+        return entries[min(self.index, len(entries) - 1)].input.at
+
+
+class RecordedModel:
+    """A stream function that plays back the model replies of a transcript, call by call."""
+
+    def __init__(self, transcript: Transcript, checker: _LiveChecker | None = None) -> None:
+        self.checker = checker
+        self.replies: list[_Call] = []
+        open_: dict[int, _Call] = {}
+        for entry in transcript.entries:
+            inp = entry.input
+            if type(inp) is StreamEventReceived and inp.id in open_:
+                open_[inp.id].events.append(inp.event)
+                if isinstance(inp.event, (DoneEvent, ErrorEvent)):
+                    del open_[inp.id]
+            elif type(inp) is StreamFailed and inp.id in open_:
+                open_.pop(inp.id).failure = inp.error
+            elif type(inp) is AbortRequested:
+                for call in open_.values():
+                    call.aborted = True
+            for e in entry.effects_json:
+                if e.get("type") == "call_llm":
+                    call = _Call(e["id"])
+                    self.replies.append(call)
+                    open_[call.id] = call
+        self.calls = 0
+
+    def __call__(self, model: Any, context: Any, options: Any = None) -> Iterator[Any]:
+        n = self.calls
+        self.calls += 1
+        if n >= len(self.replies):
+            report = Divergence("out_of_recording", (self.checker.index + 1) if self.checker else 0,
+                                self.checker.cmp.turn if self.checker else 0, None, None, "",
+                                f"model call {n + 1} was made, the recording has {len(self.replies)}")
+            raise self.checker.fail(report) if self.checker else ReplayDivergence(report)
+        return self._play(self.replies[n], getattr(options, "signal", None))
+
+    @staticmethod
+    def _play(call: _Call, signal: Any) -> Iterator[Any]:
+        yield from call.events
+        if call.failure is not None:
+            raise RuntimeError(call.failure)
+        if call.aborted and signal is not None:
+            signal.abort()
+            yield None  # never fed: the interpreter sees the abort first
+
+
+def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
+               options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None) -> ReplayResult:
+    """Replay with recorded model replies and live tools and hooks (the sync interpreter).
+
+    Raises :class:`ReplayDivergence` at the first step whose effects differ from the recording,
+    when the run asks for more than the recording has, or when it ends before the recording.
+    """
+    from .sync import AgentEventStream, _SyncRun
+
+    t = _load(source)
+    if not t.entries:
+        raise TranscriptError("line 1: the transcript has no steps to replay")
+    checker = _LiveChecker(t, options)
+    model = RecordedModel(t, checker)
+    run = _SyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock)
+    stream = AgentEventStream(run)
+    try:
+        events = list(stream)
+        messages = stream.result()
+    except _Stop:
+        assert checker.failure is not None
+        raise ReplayDivergence(checker.failure) from None
+    if checker.failure is not None:
+        raise ReplayDivergence(checker.failure)
+    if checker.index < t.steps:
+        nxt = t.entries[checker.index]
+        raise ReplayDivergence(Divergence(
+            "left_over", nxt.step, checker.cmp.turn, nxt.input_json, None, "",
+            f"the run ended after step {checker.index}; {t.steps - checker.index} recorded steps are left"))
+    return ReplayResult(events, messages, run.driver.state, checker.index, run.finished)
+
+
+# --------------------------------------------------------------------------- resume
+
+
+@dataclass(slots=True)
+class _Plan:
+    state: LoopState
+    outstanding: list[Effect]
+    base_step: int
+    encoder: EffectEncoder
+    finished: bool
+
+
+def _answered(inp: Input) -> int | None:
+    """The id of the effect ``inp`` closes (``None``: it closes none)."""
+    if type(inp) is StreamEventReceived:
+        return inp.id if isinstance(inp.event, (DoneEvent, ErrorEvent)) else None
+    if type(inp) is ToolUpdated:
+        return None
+    value = getattr(inp, "id", None)
+    return value if isinstance(value, int) else None
+
+
+def _plan(t: Transcript) -> _Plan:
+    if not t.entries:
+        raise TranscriptError("line 1: nothing to resume: the run crashed before its first step")
+    state = t.initial_state
+    cmp = _Comparator(t, ReplayOptions())
+    open_: dict[int, tuple[Effect, int]] = {}
+    llm_snapshots: dict[int, tuple[LoopState, EffectEncoder]] = {}
+    for index, entry in enumerate(t.entries):
+        result = step(state, entry.input)
+        if isinstance(result, Failure):
+            raise ReplayDivergence(Divergence(
+                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())))
+        state, effects = result.unwrap()
+        problem = cmp.check(index, effects)
+        if problem is not None:
+            raise ReplayDivergence(problem)
+        closed = _answered(entry.input)
+        if closed is not None:
+            open_.pop(closed, None)
+        for e in effects:
+            if type(e) is CancelLlm:
+                open_.pop(e.id, None)
+            elif type(e) is not Emit and type(e) is not RunEnded:
+                open_[e.id] = (e, index)  # type: ignore[union-attr]
+                if type(e) is CallLlm:
+                    llm_snapshots[index] = (state, cmp.encoder.copy())
+    if isinstance(state.phase, Finished):
+        return _Plan(state, [], t.steps, cmp.encoder, True)
+    if not open_:
+        raise TranscriptError(f"line {t.entries[-1].line}: cannot tell what the run was waiting for")
+    for effect, index in open_.values():
+        if type(effect) is CallLlm:
+            # The stream was cut: discard its events and ask again from the state before them.
+            state, encoder = llm_snapshots[index]
+            return _Plan(state, [effect], index + 1, encoder, False)
+    return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False)
+
+
+def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig,
+                  secrets: Sequence[str]) -> tuple[_Plan, TranscriptRecorder | None]:
+    t = read_transcript(path)
+    plan = _plan(t)
+    if plan.finished:
+        return plan, None
+    if t.torn:
+        os.truncate(path, t.size)  # drop the torn line before appending
+    marker = {"resumed_from_step": plan.base_step, "at": time.time_ns() // 1_000_000}
+    recorder = TranscriptRecorder._appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
+                                             marker=marker, secrets=secrets)
+    return plan, recorder
+
+
+def resume(
+    path: str | os.PathLike[str],
+    config: AgentLoopConfig,
+    tools: Sequence[Any] = (),
+    stream_fn: Callable[..., Any] | None = None,
+    signal: AbortSignal | None = None,
+    *,
+    clock: Callable[[], int] = now_ms,
+    secrets: Sequence[str] = (),
+) -> Any:
+    """Resume the run recorded in ``path`` (sync). Returns an ``AgentEventStream`` of the events
+    that come after the crash; its ``result()`` is every message the run added, before and after.
+
+    ``config`` and ``tools`` must be the run's (the transcript holds no code). The transcript
+    is appended to; a finished run returns a stream with no events.
+    """
+    from .sync import AgentEventStream, _SyncRun
+
+    plan, recorder = _start_resume(path, config, secrets)
+    run = _SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
+    run.abort_fed = plan.state.aborted
+    if plan.finished:
+        run.finished = True
+        run.messages = tuple(plan.state.new_messages)
+    return AgentEventStream(run)
+
+
+def aresume(
+    path: str | os.PathLike[str],
+    config: AgentLoopConfig,
+    tools: Sequence[Any] = (),
+    stream_fn: Callable[..., Any] | None = None,
+    signal: AbortSignal | None = None,
+    *,
+    clock: Callable[[], int] = now_ms,
+    secrets: Sequence[str] = (),
+) -> Any:
+    """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
+    from .aio import AgentEventStream, _AsyncRun
+
+    plan, recorder = _start_resume(path, config, secrets)
+    run = _AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
+    run.abort_fed = plan.state.aborted
+    if plan.finished:
+        run.finished = True
+        run.messages = tuple(plan.state.new_messages)
+    return AgentEventStream(run)

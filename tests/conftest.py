@@ -1,0 +1,29 @@
+"""Session-wide test hygiene."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _close_default_http_clients() -> Iterator[None]:
+    """Close the process-wide HTTP clients the default stream functions created.
+
+    The asyncio ones belong to event loops that ``asyncio.run`` already closed: they cannot be
+    awaited any more, so their sockets are released by the garbage collector here, at the end
+    of the session, instead of at interpreter exit (where they would print ResourceWarnings
+    after pytest's summary)."""
+    yield
+    import interpreters.http as http
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        if http._default is not None:
+            http._default.close()
+            http._default = None
+        http._default_async.clear()
+        gc.collect()

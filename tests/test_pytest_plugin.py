@@ -1,0 +1,87 @@
+"""The agent_recording fixture, driven through pytest's own pytester."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+TEST_FILE = '''
+from agentcore import AgentContext, AgentLoopConfig, Model
+from interpreters import ScriptedModel, tool
+from interpreters.scripted import tool_call
+
+CALLS = []
+
+@tool
+def shout(word: str) -> str:
+    """Shout a word."""
+    CALLS.append(word)
+    return word.upper() + SUFFIX
+
+SUFFIX = "!"
+
+def test_agent(agent_recording):
+    model = ScriptedModel([tool_call("shout", {"word": "hi"}), "Done."])
+    context = AgentContext("Be loud.", [], [shout])
+    config = AgentLoopConfig(model=Model(id="m"))
+    messages = agent_recording.run("Shout hi", context, config, stream_fn=model)
+    assert messages[-1].text == "Done."
+    assert messages[2].content[0].text == "HI!"
+    print("REPLAYED" if agent_recording.replayed else "RECORDED", model.calls, "calls=" + ",".join(CALLS))
+'''
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-s", *args)  # the plugin comes in through its pytest11 entry point
+
+
+def test_records_once_then_replays(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    first = run(pytester)
+    first.assert_outcomes(passed=1)
+    first.stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
+    transcript = pytester.path / "transcripts" / "test_agent.jsonl"
+    header = json.loads(transcript.read_text().splitlines()[0])
+    assert header["transcript"] == "agentcore-fx" and header["tools"][0]["name"] == "shout"
+
+    second = run(pytester)
+    second.assert_outcomes(passed=1)
+    # The model is not called; the tool runs live.
+    second.stdout.fnmatch_lines(["*REPLAYED 0 calls=hi*"])
+    third = run(pytester, "--agentcore-record-mode=none")
+    third.assert_outcomes(passed=1)
+
+
+def test_divergence_fails_with_the_diff(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    run(pytester).assert_outcomes(passed=1)
+    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('SUFFIX = "!"', 'SUFFIX = "?"'))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*agent run diverged from test_agent.jsonl:*",
+        "*replay diverged at step * (turn 1): effect 0: recorded emit tool_execution_end*",
+        '*-*"text": "HI!",*',
+        '*+*"text": "HI?",*',
+    ])
+
+
+def test_none_mode_without_transcript_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    result = run(pytester, "--agentcore-record-mode=none")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no recorded transcript at *test_agent.jsonl (record mode 'none')*"])
+
+
+def test_all_and_new_episodes_record_again(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    run(pytester).assert_outcomes(passed=1)
+    run(pytester, "--agentcore-record-mode=all").stdout.fnmatch_lines(["*RECORDED 2*"])
+    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('SUFFIX = "!"', 'SUFFIX = "?"').replace('"HI!"', '"HI?"'))
+    result = run(pytester, "--agentcore-record-mode=new_episodes")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*RECORDED 2*"])
+    run(pytester, "--agentcore-record-mode=none").stdout.fnmatch_lines(["*REPLAYED 0*"])

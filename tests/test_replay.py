@@ -1,0 +1,223 @@
+"""Strict and LLM-only replay, divergence reports, relaxations, state_at / llm_request_at / fork."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import AgentContext, AgentLoopConfig, Model
+from agentcore.effects import CallLlm
+from agentcore.state import Finished, Idle, RunningTools
+from interpreters import ScriptedModel, agent_loop, tool
+from interpreters.replay import (
+    ReplayDivergence,
+    ReplayOptions,
+    fork,
+    llm_request_at,
+    replay,
+    replay_llm,
+    resume,
+    state_at,
+)
+from interpreters.scripted import Reply, ScriptedCall, tool_call
+from interpreters.transcript import TranscriptRecorder, read_transcript
+
+
+def make_tool(suffix: str = "") -> Any:
+    @tool
+    def add(a: int, b: int) -> str:
+        """Add two numbers."""
+        return f"{a + b}{suffix}"
+
+    return add
+
+
+REPLIES = [tool_call("add", {"a": 1, "b": 2}),
+           Reply(tool_calls=[ScriptedCall("add", {"a": 3, "b": 4}), ScriptedCall("add", {"a": 5, "b": 6})]),
+           "The sums are 3, 7 and 11."]
+
+
+def record(path: Path, replies: list[Any] = REPLIES, **cfg: Any) -> tuple[list[Any], list[Any], Any]:
+    ctx = AgentContext("Be exact.", [], [make_tool()])
+    config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential", **cfg)
+    model = ScriptedModel(replies)
+    stream = agent_loop("Sums?", ctx, config, stream_fn=model, journal=TranscriptRecorder(path, ctx, config))
+    events = list(stream)
+    return events, stream.result(), model
+
+
+def edit(path: Path, line: int, change: Any) -> None:
+    text = path.read_text().splitlines()
+    obj = json.loads(text[line - 1])
+    change(obj)
+    text[line - 1] = json.dumps(obj)
+    path.write_text("\n".join(text) + "\n")
+
+
+def step_of(path: Path, predicate: Any) -> int:
+    for entry in read_transcript(path):
+        if predicate(entry):
+            return entry.step
+    raise AssertionError("no such step")
+
+
+def test_strict_replay_reproduces_events_messages_and_state(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    events, messages, _ = record(path)
+    result = replay(path)
+    assert result.events == events and result.messages == messages
+    assert result.finished and result.steps == read_transcript(path).steps
+    assert isinstance(result.state.phase, Finished)
+
+
+def test_llm_only_replay_runs_tools_live_without_the_model(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    events, messages, _ = record(path)
+    calls: list[Any] = []
+
+    @tool
+    def add(a: int, b: int) -> str:
+        """Add two numbers."""
+        calls.append((a, b))
+        return str(a + b)
+
+    result = replay_llm(path, AgentLoopConfig(model=Model(id="m"), tool_execution="sequential"), [add])
+    assert calls == [(1, 2), (3, 4), (5, 6)]
+    assert result.messages == messages and result.events == events
+
+
+def test_llm_only_divergence_names_step_turn_and_diff(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    record(path)
+    expected_step = step_of(path, lambda e: e.input.type == "tool_finished")
+    with pytest.raises(ReplayDivergence) as info:
+        replay_llm(path, AgentLoopConfig(model=Model(id="m"), tool_execution="sequential"), [make_tool("!")])
+    report = info.value.report
+    assert (report.kind, report.step, report.turn) == ("effect", expected_step, 1)
+    assert report.detail == "effect 0: recorded emit tool_execution_end, now emit tool_execution_end"
+    assert '-          "text": "3",' in report.diff and '+          "text": "3!",' in report.diff
+    assert str(report).startswith(f"replay diverged at step {expected_step} (turn 1): effect 0")
+
+
+def test_tool_calls_only_ignores_changed_results(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    _, messages, _ = record(path)
+    config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
+    result = replay_llm(path, config, [make_tool("!")], options=ReplayOptions(tool_calls_only=True))
+    assert result.messages[2].content[0].text == "3!"
+
+    # Changing the arguments the model sent is still caught.
+    text = path.read_text().replace('"args":{"a":1,"b":2}', '"args":{"a":1,"b":9}')
+    path.write_text(text)
+    with pytest.raises(ReplayDivergence, match="the tool calls differ"):
+        replay(path, options=ReplayOptions(tool_calls_only=True))
+
+
+def test_call_llm_diff_names_the_message_index(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    ctx = AgentContext("Be exact.", [], [make_tool()])
+    config = AgentLoopConfig(model=Model(id="m"), transform_context=lambda messages, signal: messages)
+    stream = agent_loop("Sums?", ctx, config, stream_fn=ScriptedModel(REPLIES),
+                        journal=TranscriptRecorder(path, ctx, config))
+    stream.result()
+    from dataclasses import replace
+
+    def transform(messages: Any, signal: Any) -> Any:
+        out = list(messages)
+        if len(out) > 2:
+            out[2] = replace(out[2], timestamp=out[2].timestamp + 1)
+        return out
+
+    changed = AgentLoopConfig(model=Model(id="m"), transform_context=transform)
+    with pytest.raises(ReplayDivergence) as info:
+        replay_llm(path, changed, [make_tool()])
+    report = info.value.report
+    assert report.detail == "call_llm.messages[2] changed (fields: timestamp)"
+    assert report.turn == 2
+    # The same change passes when timestamps are ignored.
+    replay_llm(path, changed, [make_tool()], options=ReplayOptions(ignore_timestamps=True))
+
+
+def test_ignore_system_prompt_and_timestamps(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    record(path)
+    edit(path, 1, lambda h: (h["initial_state"].get("run") or h["initial_state"]).update(system_prompt="Be vague."))
+    with pytest.raises(ReplayDivergence) as info:
+        replay(path)
+    assert (info.value.report.step, info.value.report.detail) == (1, "call_llm.system_prompt changed")
+    replay(path, options=ReplayOptions(ignore_system_prompt=True))
+
+    path2 = tmp_path / "r2.jsonl"
+    record(path2)
+    n = step_of(path2, lambda e: e.input.type == "tool_finished")
+    edit(path2, n + 1, lambda o: o["input"].update(at=o["input"]["at"] + 5))
+    with pytest.raises(ReplayDivergence) as info:
+        replay(path2)
+    assert info.value.report.step == n
+    assert replay(path2, options=ReplayOptions(ignore_timestamps=True)).finished
+
+
+def test_out_of_recording_and_left_over(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    record(path)
+    t = read_transcript(path)
+    short = fork(t, 10, tmp_path / "short.jsonl")
+    config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
+    with pytest.raises(ReplayDivergence) as info:
+        replay_llm(short, config, [make_tool()])
+    assert info.value.report.kind == "out_of_recording" and info.value.report.step == 11
+    assert "replay ran out of recorded entries at step 11" in str(info.value)
+
+    extra = path.read_text() + json.dumps({"step": t.steps + 1, "input": {"type": "continued", "at": 0},
+                                          "effects": []}) + "\n"
+    path.write_text(extra)
+    with pytest.raises(ReplayDivergence) as info:
+        replay(path)
+    assert (info.value.report.kind, info.value.report.step) == ("left_over", t.steps + 1)
+
+
+def test_rejected_input_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    record(path)
+    n = step_of(path, lambda e: e.input.type == "tool_finished")
+    edit(path, n + 1, lambda o: o["input"].update(id=99))
+    with pytest.raises(ReplayDivergence) as info:
+        replay(path)
+    assert info.value.report.kind == "rejected" and info.value.report.step == n
+    assert "no tool call is waiting for an answer with id 99" in info.value.report.detail
+
+
+def test_state_at_and_llm_request_at(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    _, _, model = record(path)
+    t = read_transcript(path)
+    assert isinstance(state_at(t, 0).phase, Idle) and state_at(t, 0) == t.initial_state
+    assert state_at(t, t.steps) == replay(t).state
+    running = step_of(path, lambda e: any(x["type"] == "execute_tool" for x in e.effects_json))
+    assert isinstance(state_at(t, running).phase, RunningTools)
+    with pytest.raises(IndexError):
+        state_at(t, t.steps + 1)
+    requests = []
+    for entry in t:
+        req = llm_request_at(t, entry.step)
+        assert isinstance(req, CallLlm)
+        if not requests or requests[-1] is not req and requests[-1] != req:
+            requests.append(req)
+    assert [list(r.messages) for r in requests] == [list(q.context.messages) for q in model.requests]
+    assert llm_request_at(t, 0) is None
+
+
+def test_fork_then_resume_finishes_like_the_original(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    _, messages, _ = record(path, [tool_call("add", {"a": 1, "b": 2}), "The sum is 3."])
+    t = read_transcript(path)
+    forked = read_transcript(fork(t, 9, tmp_path / "fork.jsonl"))
+    assert forked.steps == 9 and [e.text for e in forked] == [e.text for e in t.entries[:9]]
+    model = ScriptedModel(lambda ctx, i: "The sum is 3." if len(ctx.messages) > 1 else tool_call("add", {"a": 1, "b": 2}))
+    config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
+    out = resume(tmp_path / "fork.jsonl", config, [make_tool()], stream_fn=model)
+    assert [m.text if m.role == "assistant" else None for m in out.result()] == \
+        [m.text if m.role == "assistant" else None for m in messages]

@@ -1,0 +1,130 @@
+"""Property tests: record then strict-replay is exact; any mutated answer is caught at its step."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
+from interpreters import AbortSignal, ScriptedModel, agent_loop, tool
+from interpreters.replay import ReplayDivergence, replay
+from interpreters.scripted import Reply, ScriptedCall, error
+from interpreters.transcript import TranscriptRecorder, read_transcript
+
+
+@tool
+def ok(x: int) -> str:
+    """Succeeds."""
+    return f"ok {x}"
+
+
+@tool
+def boom(x: int) -> str:
+    """Fails."""
+    raise ValueError(f"boom {x}")
+
+
+call = st.tuples(st.sampled_from(["ok", "boom", "missing"]), st.integers(0, 9))
+reply = st.one_of(
+    st.text("abc xyz", min_size=1, max_size=30).map(lambda t: Reply(text=t)),
+    st.lists(call, min_size=1, max_size=3).map(
+        lambda cs: Reply(text="calling", tool_calls=[ScriptedCall(n, {"x": x}) for n, x in cs])),
+    st.just(error("model overloaded")),
+)
+scenario = st.fixed_dictionaries({
+    "replies": st.lists(reply, min_size=1, max_size=5),
+    "mode": st.sampled_from(["parallel", "sequential"]),
+    "steer_at": st.sets(st.integers(0, 6), max_size=2),
+    "abort_at": st.one_of(st.none(), st.integers(0, 6)),
+})
+
+
+def run(path: Path, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    polls = itertools.count()
+    signal = AbortSignal()
+    ticks = itertools.count(1000)
+
+    def steering() -> list[Any]:
+        n = next(polls)
+        if sc["abort_at"] == n:
+            signal.abort()
+        return [UserMessage(f"steer {n}", timestamp=n)] if n in sc["steer_at"] else []
+
+    ctx = AgentContext("sys", [], [ok, boom])
+    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering)
+    replies = sc["replies"] + ["fallback"] * 8
+    stream = agent_loop("go", ctx, cfg, signal=signal, stream_fn=ScriptedModel(replies),
+                        journal=TranscriptRecorder(path, ctx, cfg), clock=lambda: next(ticks))
+    events = list(stream)
+    return events, stream.result()
+
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(sc=scenario)
+def test_record_then_strict_replay_is_identical(tmp_path: Path, sc: dict[str, Any]) -> None:
+    path = tmp_path / "p.jsonl"
+    events, messages = run(path, sc)
+    result = replay(path)
+    assert result.events == events
+    assert result.messages == messages
+    assert result.finished
+
+
+def _mutations(path: Path) -> list[tuple[int, Any]]:
+    """(step, how to mutate its line) for every answer that can be changed."""
+    t = read_transcript(path)
+    found: list[tuple[int, Any]] = []
+    for i, entry in enumerate(t.entries):
+        kind = entry.input_json["type"]
+        if kind == "tool_finished":
+            def change(o: Any) -> None:
+                o["input"]["result"]["content"][0]["text"] += "?"
+            found.append((entry.step, change))
+        elif kind == "stream_event_received" and entry.input_json["event"]["type"] == "done":
+            content = entry.input_json["event"]["message"]["content"]
+            j = next((k for k, c in enumerate(content) if c["type"] == "text"), None)
+            if j is not None:
+                def change_text(o: Any, j: int = j) -> None:
+                    o["input"]["event"]["message"]["content"][j]["text"] += " (edited)"
+                found.append((entry.step, change_text))
+        if (i + 1 < len(t.entries) and kind in ("tool_finished", "tool_failed")
+                and t.entries[i + 1].input_json["type"] in ("tool_finished", "tool_failed")
+                and t.entries[i + 1].input_json["id"] != entry.input_json["id"]):
+            found.append((entry.step, "swap"))
+    return found
+
+
+@SETTINGS
+@given(sc=scenario, pick=st.integers(0, 1000))
+def test_a_mutated_answer_is_caught_at_its_step(tmp_path: Path, sc: dict[str, Any], pick: int) -> None:
+    path = tmp_path / "m.jsonl"
+    run(path, sc)
+    mutations = _mutations(path)
+    if not mutations:
+        return
+    step, how = mutations[pick % len(mutations)]
+    lines = path.read_text().splitlines()
+    if how == "swap":
+        a, b = json.loads(lines[step]), json.loads(lines[step + 1])
+        a["input"], b["input"] = b["input"], a["input"]
+        lines[step], lines[step + 1] = json.dumps(a), json.dumps(b)
+    else:
+        obj = json.loads(lines[step])
+        how(obj)
+        lines[step] = json.dumps(obj)
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        replay(path)
+    except ReplayDivergence as exc:
+        assert exc.report.step == step, str(exc)
+        assert exc.report.kind in ("effect", "rejected")
+    else:
+        raise AssertionError(f"mutation at step {step} ({how}) was not detected")

@@ -1,0 +1,296 @@
+"""Transcript format v1: recorder, reader, secrets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Model, TextContent
+from agentcore.codec import to_json
+from agentcore.inputs import StreamEventReceived
+from agentcore.state import initial_state
+from interpreters import ScriptedModel, agent_loop, run_agent_loop, tool
+from interpreters import aio
+from interpreters.replay import replay
+from interpreters.scripted import Reply, ScriptedCall, tool_call
+from interpreters.transcript import (
+    TranscriptError,
+    TranscriptRecorder,
+    encode_input,
+    read_transcript,
+    record_to,
+)
+
+SECRET = "sk-ant-api03-" + "Q" * 40
+
+
+@tool
+def add(a: int, b: int) -> str:
+    """Add two numbers."""
+    return str(a + b)
+
+
+def clock() -> int:
+    return 7
+
+
+def record(path: Path, replies: list[Any], **config: Any) -> list[Any]:
+    ctx = AgentContext("Be exact.", [], [add])
+    cfg = AgentLoopConfig(model=Model(id="m1"), **config)
+    return run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(replies),
+                          journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_header_and_step_lines(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
+    header, *steps = lines(path)
+    assert set(header) == {"transcript", "version", "library_version", "created_at", "model", "system_prompt",
+                           "tools", "hooks", "interpreter", "initial_state"}
+    assert header["transcript"] == "agentcore-fx" and header["version"] == 1
+    assert header["library_version"] == "0.1.0" and header["interpreter"] == "sync"
+    assert header["model"]["id"] == "m1" and header["system_prompt"] == "Be exact."
+    assert [t["name"] for t in header["tools"]] == ["add"] and header["hooks"] == []
+    assert header["initial_state"]["type"] == "LoopState" and isinstance(header["created_at"], int)
+    assert [s["step"] for s in steps] == list(range(1, len(steps) + 1))
+    assert all(set(s) == {"step", "input", "effects"} for s in steps)
+    assert steps[0]["input"]["type"] == "started"
+    assert [e["type"] for e in steps[0]["effects"]] == ["emit"] * 4 + ["call_llm"]
+    assert steps[-1]["effects"][-2:] == [steps[-1]["effects"][-2], {"type": "run_ended",
+                                                                   "messages": steps[-1]["effects"][-1]["messages"]}]
+    assert path.read_bytes().endswith(b"\n")
+
+
+def test_stream_inputs_have_no_partials_and_updates_are_compact(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["x" * 400])
+    deltas = [s for s in lines(path)[1:] if s["input"]["type"] == "stream_event_received"
+              and s["input"]["event"]["type"] == "text_delta"]
+    assert len(deltas) == 50
+    assert deltas[3]["input"] == {"type": "stream_event_received", "id": 1,
+                                  "event": {"type": "text_delta", "content_index": 0, "delta": "x" * 8}, "at": 7}
+    assert deltas[3]["effects"] == [{"type": "emit", "event": {"type": "message_update"}}]
+
+
+def test_fast_path_matches_the_codec(tmp_path: Path) -> None:
+    t = tmp_path / "run.jsonl"
+    record(t, [Reply(text="hi there", thinking="hmm", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2})]), "ok"])
+    for entry in read_transcript(t):
+        if isinstance(entry.input, StreamEventReceived):
+            mine, codec = encode_input(entry.input), to_json(entry.input, partials=False)
+            if entry.input.event.type == "toolcall_start":
+                assert mine["event"].pop("id") == "call_1" and mine["event"].pop("name") == "add"
+            assert mine == codec
+            assert entry.input.event == entry.input.event  # decoded with its partial rebuilt
+
+
+def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:
+    small, big = tmp_path / "s.jsonl", tmp_path / "b.jsonl"
+    record(small, ["y" * 8_000])
+    record(big, ["y" * 16_000])
+    s, b = small.stat().st_size, big.stat().st_size
+    assert 1.8 < b / s < 2.2
+    many = [tool_call("add", {"a": i, "b": 1}) for i in range(40)] + ["done"]
+    ten, forty = tmp_path / "10.jsonl", tmp_path / "40.jsonl"
+    record(ten, [tool_call("add", {"a": i, "b": 1}) for i in range(10)] + ["done"])
+    record(forty, many)
+    assert forty.stat().st_size / ten.stat().st_size < 4.6
+    calls = [e for s in lines(forty)[1:] for e in s["effects"] if e["type"] == "call_llm"]
+    assert [c["messages"]["keep"] for c in calls[:4]] == [0, 1, 3, 5]
+    assert all(len(c["messages"]["add"]) == 2 for c in calls[1:])
+
+
+def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    messages = record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
+    t = read_transcript(path)
+    assert t.version == 1 and not t.torn and t.steps == len(lines(path)) - 1
+    ctx = AgentContext("Be exact.", [], [add])
+    assert t.initial_state == initial_state(ctx, AgentLoopConfig(model=Model(id="m1")))
+    last_delta = [e.input for e in t if isinstance(e.input, StreamEventReceived)][-2]
+    assert last_delta.event.partial.to_message().content[0].text == "It is 3."
+    end = t.entries[-1].effects[-1]
+    assert end.type == "run_ended" and list(end.messages) == messages
+    calls = [e for entry in t for e in entry.effects if e.type == "call_llm"]
+    assert [len(c.messages) for c in calls] == [1, 3]
+
+
+def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["hello"])
+    whole = path.read_bytes()
+    n = len(whole.splitlines())
+    path.write_bytes(whole + b'{"step": 99, "inp')
+    with pytest.warns(RuntimeWarning, match=f"line {n + 1} is torn"):
+        t = read_transcript(path)
+    assert t.torn and t.steps == n - 1 and t.size == len(whole)
+    assert replay(t).finished
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "line 1: empty file"),
+    (b"hello\n", "line 1: not an agentcore-fx transcript"),
+    (b'{"some": "json"}\n', "line 1: not an agentcore-fx transcript"),
+    (b'{"transcript": "agentcore-fx", "version": 2, "initial_state": {}}\n',
+     "line 1: unsupported transcript version 2 (this reader reads version 1)"),
+])
+def test_not_a_transcript(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(TranscriptError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_transcript(path)
+
+
+def test_damaged_middle_line_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["hello"])
+    text = path.read_text().splitlines()
+    text[3] = text[3][: len(text[3]) // 2]
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError, match=r"^line 4: damaged line \(not JSON"):
+        read_transcript(path)
+    text[3] = json.dumps({"step": 9, "input": {"type": "continued", "at": 0}, "effects": []})
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError, match=r"^line 4: step 9 out of order \(expected step 3\)"):
+        read_transcript(path)
+    text[3] = json.dumps({"step": 3, "input": {"type": "no_such_input"}, "effects": []})
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError, match=r"^line 4: cannot decode the input: unknown type tag 'no_such_input'"):
+        read_transcript(path)
+
+
+def test_unknown_line_kinds_and_fields_are_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["hello"])
+    text = path.read_text().splitlines()
+    header = json.loads(text[0])
+    header["new_optional_field"] = {"x": 1}
+    text[0] = json.dumps(header)
+    text.insert(2, json.dumps({"note": "a future kind of line"}))
+    path.write_text("\n".join(text) + "\n")
+    assert replay(path).finished
+
+
+def test_secrets_are_never_written(tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    @tool
+    def leaky(x: int) -> str:
+        """Fails with the key in its error."""
+        raise RuntimeError(f"auth failed with key {SECRET}")
+
+    def stream_fn(model: Any, context: Any, options: Any) -> Any:
+        seen.append(options.api_key)
+        if options.on_payload is not None:
+            options.on_payload({"api_key": options.api_key, "headers": dict(options.headers)})
+        return scripted(model, context, options)
+
+    scripted = ScriptedModel([tool_call("leaky", {"x": 1}), f"I saw {SECRET} in the error"])
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("sys", [], [leaky])
+    cfg = AgentLoopConfig(model=Model(id="m", headers={"x-api-key": "custom-header-secret-1"}),  # type: ignore[arg-type]
+                          api_key=SECRET, get_api_key=lambda provider: SECRET,
+                          headers={"Authorization": f"Bearer {SECRET}", "x-trace": "visible"},
+                          on_payload=lambda payload: seen.append(payload))
+    messages = run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=stream_fn,
+                              journal=record_to(path, ctx, cfg))
+    assert seen[0] == SECRET and "auth failed with key" in messages[2].content[0].text
+    text = path.read_text()
+    assert SECRET not in text and SECRET[:30] not in text and "custom-header-secret-1" not in text
+    assert "auth failed with key [REDACTED]" in text
+    assert replay(path).finished  # the scrubbed transcript is consistent with itself
+
+
+def test_flush_turn_holds_lines_until_the_turn_ends(tmp_path: Path) -> None:
+    sizes: dict[str, int] = {}
+    for mode in ("entry", "turn"):
+        path = tmp_path / f"{mode}.jsonl"
+
+        @tool
+        def peek(x: int) -> str:
+            """Count transcript lines while running."""
+            sizes[mode] = len(path.read_text().splitlines())
+            return "ok"
+
+        ctx = AgentContext("", [], [peek])
+        cfg = AgentLoopConfig(model=Model(id="m"))
+        run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel([tool_call("peek", {"x": 1}), "ok"]),
+                       journal=TranscriptRecorder(path, ctx, cfg, flush=mode, fsync=True))
+        assert replay(path).finished
+    assert sizes["turn"] == 1 and sizes["entry"] > 5
+
+
+def test_asyncio_recording_replays_to_the_same_events(tmp_path: Path) -> None:
+    path = tmp_path / "aio.jsonl"
+    ctx = AgentContext("", [], [add])
+    cfg = AgentLoopConfig(model=Model(id="m"))
+
+    async def go() -> tuple[list[Any], list[Any]]:
+        stream = aio.agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
+                                journal=TranscriptRecorder(path, ctx, cfg))
+        events = [e async for e in stream]
+        return events, await stream.result()
+
+    events, messages = asyncio.run(go())
+    assert json.loads(path.read_text().splitlines()[0])["interpreter"] == "asyncio"
+    result = replay(path)
+    assert result.events == events and result.messages == messages
+
+
+def test_recorder_needs_context_and_config(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="needs the run's context and config"):
+        TranscriptRecorder(tmp_path / "x.jsonl")
+    with pytest.raises(ValueError, match="flush must be"):
+        TranscriptRecorder(tmp_path / "x.jsonl", AgentContext(), AgentLoopConfig(model=Model(id="m")),
+                           flush="never")  # type: ignore[arg-type]
+
+
+def test_sync_events_replay_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("", [], [add])
+    cfg = AgentLoopConfig(model=Model(id="m"))
+    stream = agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([
+        Reply(thinking="let me add", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}), ScriptedCall("add", {"a": 2, "b": 2})]),
+        "3 and 4"]), journal=TranscriptRecorder(path, ctx, cfg))
+    events = list(stream)
+    result = replay(path)
+    assert result.events == events and result.messages == stream.result()
+    assert result.state == stream.state
+
+
+def test_recorded_effects_expand_to_the_codec_json(tmp_path: Path) -> None:
+    from interpreters.transcript import expand
+
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("", [], [add])
+    cfg = AgentLoopConfig(model=Model(id="m"), before_tool_call=lambda c, s: None,
+                          should_stop_after_turn=lambda c: False)
+    stream = agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
+                        journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+    effects: list[Any] = []
+    from interpreters.driver import Driver
+
+    original = Driver.feed
+
+    stream.result()
+    t = read_transcript(path)
+    result = replay(t)
+    state = t.initial_state
+    from agentcore import step as core_step
+
+    for entry in t:
+        state, effects_now = core_step(state, entry.input).unwrap()
+        for recorded, actual in zip(entry.effects_json, effects_now):
+            if recorded == {"type": "emit", "event": {"type": "message_update"}}:
+                continue
+            assert expand(recorded) == json.loads(json.dumps(to_json(actual, partials=False)))
+    assert result.finished and original is Driver.feed
