@@ -120,7 +120,7 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             if kind == "raw":
                 kwargs[fname] = freeze(v)
             elif kind == "pvector":
-                kwargs[fname] = pvector(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
+                kwargs[fname] = None if v is None else pvector(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
             elif kind == "frozenset":
                 kwargs[fname] = frozenset(v)
             else:
@@ -222,6 +222,8 @@ _BLOCK_EVENTS: Final = (
 def _register_block_event(cls: type) -> None:
     name = _tag_of(cls)
     fields = [f.name for f in dataclasses.fields(cls) if f.name != "partial"]
+    required = [f.name for f in dataclasses.fields(cls)
+                if f.name != "partial" and f.default is dataclasses.MISSING]
 
     def encode(value: Any, partials: bool) -> Any:
         out: dict[str, Any] = {"type": name}
@@ -233,6 +235,9 @@ def _register_block_event(cls: type) -> None:
 
     def decode(obj: Mapping[str, Any], path: str) -> Any:
         kwargs = {f: _decode(obj[f], f"{path}.{f}") for f in fields if f in obj}
+        missing = [f for f in required if f not in obj]
+        if missing:
+            raise CodecError(f"{name} at {path} lacks {', '.join(missing)}")
         partial = obj.get("partial")
         kwargs["partial"] = _decode(partial, f"{path}.partial") if partial is not None else None
         return cls(**kwargs)
@@ -281,7 +286,7 @@ class PartialFold:
             if c.redacted:
                 rebuilt = dataclasses.replace(rebuilt, content=c)
         elif isinstance(event, _stream.ToolCallStartEvent):
-            rebuilt = p.toolcall_start("", "")
+            rebuilt = p.toolcall_start(event.id, event.name)
         elif isinstance(event, _stream.ToolCallDeltaEvent):
             rebuilt = p.toolcall_delta(event.content_index, event.delta)
         else:

@@ -263,7 +263,7 @@ class PartialAssistantMessage:
         return ThinkingEndEvent(index, content, self._close(index, "thinking", content))
 
     def toolcall_start(self, id: str, name: str) -> ToolCallStartEvent:
-        return ToolCallStartEvent(len(self.blocks), self._add(_Open("toolCall", id=id, name=name)))
+        return ToolCallStartEvent(len(self.blocks), self._add(_Open("toolCall", id=id, name=name)), id, name)
 
     def toolcall_delta(self, index: int, delta: str) -> ToolCallDeltaEvent:
         return ToolCallDeltaEvent(index, delta, self._append_delta(index, delta, "toolCall"))
@@ -363,9 +363,13 @@ class ThinkingEndEvent:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStartEvent:
+    """A tool call begins; ``id`` and ``name`` are the call's, as the stream announced them."""
+
     type: ClassVar[str] = "toolcall_start"
     content_index: int
     partial: PartialAssistantMessage
+    id: str = ""
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -235,41 +235,53 @@ class _AsyncRun:
             self.feed(StreamFailed(effect.id, _NO_STREAM_FN.format(api=effect.model.api), self.clock()))
             return
         source: Any = None
+        failure: str | None = None
+        next_event: Any = None
         try:
-            api_key = self.config.api_key
-            if self.config.get_api_key is not None:
-                api_key = (await _call(self.config.get_api_key, effect.model.provider)) or api_key
-            options = stream_options(effect, self.config, api_key, signal)
-            source = stream_fn(effect.model, llm_context(effect), options)
-            if inspect.isawaitable(source):
-                source = await source
-            if hasattr(source, "__aiter__"):
-                source = source.__aiter__()
-                next_event = source.__anext__
-            else:
-                source = iter(source)
-                sync_source = source
+            try:
+                api_key = self.config.api_key
+                if self.config.get_api_key is not None:
+                    api_key = (await _call(self.config.get_api_key, effect.model.provider)) or api_key
+                options = stream_options(effect, self.config, api_key, signal)
+                source = stream_fn(effect.model, llm_context(effect), options)
+                if inspect.isawaitable(source):
+                    source = await source
+                if hasattr(source, "__aiter__"):
+                    source = source.__aiter__()
+                    next_event = source.__anext__
+                else:
+                    source = iter(source)
+                    sync_source = source
 
-                async def next_event() -> Any:
-                    item = await _next_in_thread(sync_source)
-                    if item is _END:
-                        raise StopAsyncIteration
-                    return item
+                    async def next_in_thread() -> Any:
+                        item = await _next_in_thread(sync_source)
+                        if item is _END:
+                            raise StopAsyncIteration
+                        return item
 
-            feed = self.driver.feed
-            clock = self.clock
+                    next_event = next_in_thread
+            except Exception as exc:
+                failure = failure_text(exc)
+            feed, clock, pending = self.driver.feed, self.clock, self.pending
             self.stream_task = asyncio.current_task()
-            while True:
-                if signal.aborted:
-                    break
+            # Only the stream function's own failures become StreamFailed: an error while feeding
+            # the core (a journal that cannot write) is the caller's and propagates.
+            while next_event is not None and not signal.aborted:
                 self.awaiting_stream = True
                 try:
                     event = await next_event()
                 except StopAsyncIteration:
-                    if not signal.aborted:
-                        self.feed(StreamFailed(
-                            effect.id, "The stream ended without a done or error event", self.clock()))
-                        return
+                    failure = "The stream ended without a done or error event"
+                    break
+                except asyncio.CancelledError:
+                    if not self.cancelled_by_abort:
+                        raise
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+                    break
+                except Exception as exc:
+                    failure = failure_text(exc)
                     break
                 finally:
                     self.awaiting_stream = False
@@ -279,19 +291,9 @@ class _AsyncRun:
                     if type(out) is Emit:
                         yield out.event
                     else:
-                        self.pending.append(out)
+                        pending.append(out)
                 if isinstance(event, (DoneEvent, ErrorEvent)):
                     return
-        except asyncio.CancelledError:
-            if not self.cancelled_by_abort:
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-        except Exception as exc:
-            if not signal.aborted:
-                self.feed(StreamFailed(effect.id, failure_text(exc), self.clock()))
-                return
         finally:
             self.stream_task = None
             self.cancelled_by_abort = False
@@ -301,6 +303,9 @@ class _AsyncRun:
                     await aclose()
                 except BaseException:
                     pass
+        if failure is not None and not signal.aborted:
+            self.feed(StreamFailed(effect.id, failure, self.clock()))
+            return
         self.feed_abort()
 
     async def start_tool(self, effect: ExecuteTool) -> None:

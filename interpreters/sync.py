@@ -218,33 +218,37 @@ class _SyncRun:
             self.feed(StreamFailed(effect.id, _NO_STREAM_FN.format(api=effect.model.api), self.clock()))
             return
         iterator: Iterator[Any] | None = None
+        failure: str | None = None
         try:
-            api_key = self.config.api_key
-            if self.config.get_api_key is not None:
-                api_key = _run_sync(self.config.get_api_key(effect.model.provider)) or api_key
-            options = stream_options(effect, self.config, api_key, signal)
-            iterator = iter(stream_fn(effect.model, llm_context(effect), options))
-            feed = self.driver.feed
-            clock = self.clock
-            for event in iterator:
+            try:
+                api_key = self.config.api_key
+                if self.config.get_api_key is not None:
+                    api_key = _run_sync(self.config.get_api_key(effect.model.provider)) or api_key
+                options = stream_options(effect, self.config, api_key, signal)
+                iterator = iter(stream_fn(effect.model, llm_context(effect), options))
+            except Exception as exc:
+                failure = failure_text(exc)
+            feed, clock, pending = self.driver.feed, self.clock, self.pending
+            # Only the stream function's own failures become StreamFailed: an error while feeding
+            # the core (a journal that cannot write) is the caller's and propagates.
+            while iterator is not None and not signal.aborted:
+                try:
+                    event = next(iterator)
+                except StopIteration:
+                    failure = "The stream ended without a done or error event"
+                    break
+                except Exception as exc:
+                    failure = failure_text(exc)
+                    break
                 if signal.aborted:
                     break
                 for out in feed(StreamEventReceived(effect.id, event, clock())):
                     if type(out) is Emit:
                         yield out.event
                     else:
-                        self.pending.append(out)
+                        pending.append(out)
                 if isinstance(event, (DoneEvent, ErrorEvent)):
                     return
-            else:
-                if not signal.aborted:
-                    self.feed(StreamFailed(
-                        effect.id, "The stream ended without a done or error event", self.clock()))
-                    return
-        except Exception as exc:
-            if not signal.aborted:
-                self.feed(StreamFailed(effect.id, failure_text(exc), self.clock()))
-                return
         finally:
             close = getattr(iterator, "close", None)
             if close is not None:
@@ -252,6 +256,9 @@ class _SyncRun:
                     close()
                 except Exception:
                     pass
+        if failure is not None and not signal.aborted:
+            self.feed(StreamFailed(effect.id, failure, self.clock()))
+            return
         self.feed_abort()
 
     def start_tool(self, effect: ExecuteTool) -> None:

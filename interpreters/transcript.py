@@ -155,14 +155,7 @@ def encode_input(inp: Input) -> Any:
             return {"type": "stream_event_received", "id": inp.id,
                     "event": {"type": ev.type, "content_index": ev.content_index, "delta": ev.delta},  # type: ignore[union-attr]
                     "at": inp.at}
-    data = to_json(inp, partials=False)
-    if type(inp) is StreamEventReceived and type(inp.event) is ToolCallStartEvent:
-        # The codec's fold restarts a tool call with no id and name; keep the ones the stream
-        # announced at the start (providers send them there).
-        block = inp.event.partial.blocks[inp.event.content_index]
-        data["event"]["id"] = getattr(block, "id", "") or ""
-        data["event"]["name"] = getattr(block, "name", "") or ""
-    return data
+    return to_json(inp, partials=False)
 
 
 def _common_prefix(seq: Sequence[Any], prev: Sequence[Any]) -> int:
@@ -559,17 +552,7 @@ class Transcript:
 
 
 def decode_state(data: Mapping[str, Any]) -> LoopState:
-    """``from_json`` for a ``LoopState`` (works around the codec's handling of a ``None``
-    ``llm_messages``, written when a conversion hook is set)."""
-    run = data.get("run")
-    if isinstance(run, Mapping) and run.get("llm_messages", ()) is None:
-        state: Any = from_json({**data, "run": {**run, "llm_messages": []}})
-        fixed: LoopState = replace(state, run=replace(state.run, llm_messages=None))
-        return fixed
-    if data.get("llm_messages", ()) is None:
-        state = from_json({**data, "llm_messages": []})
-        flat: LoopState = replace(state, llm_messages=None)
-        return flat
+    """``from_json`` for a ``LoopState``, checked."""
     decoded: LoopState = from_json(data)
     return decoded
 
@@ -654,13 +637,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
                 fold = folds.get(inp.id)
                 if fold is None:
                     fold = folds[inp.id] = PartialFold()
-                start = inp_json["event"]
-                if type(inp.event) is ToolCallStartEvent and fold.partial is not None and "id" in start:
-                    ev = fold.partial.toolcall_start(str(start["id"]), str(start.get("name", "")))
-                    event: Any = replace(inp.event, partial=ev.partial)
-                    fold.partial = ev.partial
-                else:
-                    event = fold.apply(inp.event)
+                event = fold.apply(inp.event)
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
         except (CodecError, TypeError, KeyError) as exc:

@@ -403,3 +403,22 @@ def test_sync_and_asyncio_give_identical_events(replies: list[Any], mode: str, c
         events, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model)
         results.append((normalise(events), normalise(messages)))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: str) -> None:
+    class FullDisk:
+        def record(self, step: int, input: Any, effects: Any) -> None:
+            if step == 3:
+                raise OSError("No space left on device")
+
+    model = ScriptedModel(["some text"], chunk_size=2)
+    with pytest.raises(OSError, match="No space left on device"):
+        if flavour == "sync":
+            agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=model, journal=FullDisk()).result()
+        else:
+            async def main() -> None:
+                await aio.agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=model,
+                                     journal=FullDisk()).result()
+
+            asyncio.run(main())
