@@ -78,7 +78,14 @@ def _field_kind(annotation: str) -> str:
     return "value"
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def _encode_raw(value: Any) -> Any:
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, FrozenDict):
+        return {k: _encode_raw(v) for k, v in value._data.items()}
     if isinstance(value, Mapping):
         return {k: _encode_raw(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
@@ -102,12 +109,18 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
         if existing is not None and existing is not cls:
             raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
     fields = [(f.name, _field_kind(str(f.type))) for f in dataclasses.fields(cls) if f.init and f.name not in skip]
+    scalars = _SCALARS
 
     def encode(value: Any, partials: bool) -> Any:
         out: dict[str, Any] = {"type": name}
         for fname, kind in fields:
             v = getattr(value, fname)
-            out[fname] = _encode_raw(v) if kind == "raw" else _encode(v, partials)
+            if type(v) in scalars:
+                out[fname] = v
+            elif kind == "raw":
+                out[fname] = _encode_raw(v)
+            else:
+                out[fname] = _encode(v, partials)
         return out
 
     def decode(obj: Mapping[str, Any], path: str) -> Any:
@@ -138,11 +151,14 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
 
 
 def _encode(value: Any, partials: bool) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
+    kind = type(value)
+    if kind in _SCALARS:
         return value
-    encoder = _encoders.get(type(value))
+    encoder = _encoders.get(kind)
     if encoder is not None:
         return encoder(value, partials)
+    if kind is tuple:
+        return [_encode(v, partials) for v in value]
     if isinstance(value, _stream.PartialAssistantMessage):
         return {"type": "partial_assistant", "message": _encode(value.to_message(), partials)}
     if isinstance(value, (tuple, list, PVector)):

@@ -133,7 +133,7 @@ def scrub(line: str, secrets: Sequence[str] = ()) -> str:
     return line
 
 
-_KEY_HINTS: Final = ("sk-", "AIza", "gh", "xox", "earer", "EARER")
+_KEY_HINTS: Final = ("sk-", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "earer ", "EARER ")
 
 
 # --------------------------------------------------------------------------- encoding
