@@ -82,7 +82,7 @@ from .inputs import (
     ToolUpdated,
 )
 from .llm import LlmContext, StreamOptions
-from .machine import ABORTED_TEXT, BLOCKED_TEXT, Rejection, StepResult, step
+from .machine import ABORTED_TEXT, BLOCKED_TEXT, Rejection, StepResult, step, transition
 from .messages import (
     THINKING_LEVELS,
     AgentMessage,
@@ -240,5 +240,6 @@ __all__ = [
     "spec_of",
     "step",
     "thaw",
+    "transition",
     "validate_arguments",
 ]

@@ -146,6 +146,7 @@ __all__ = [
     "length_cutoff_text",
     "not_found_text",
     "step",
+    "transition",
 ]
 
 ABORTED_TEXT: Final = "Operation aborted"
@@ -880,8 +881,8 @@ _SLOT_STEP_FOR: Final[dict[type, tuple[str, ...]]] = {
 }
 
 
-def _reject(s: LoopState, inp: Input, reason: str) -> StepResult:
-    return Failure(Rejection(reason, s.phase.name, inp.type))
+def _reject(s: LoopState, inp: Input, reason: str) -> Rejection:
+    return Rejection(reason, s.phase.name, inp.type)
 
 
 def _check(s: LoopState, inp: Input) -> str | None:
@@ -910,16 +911,18 @@ def _check(s: LoopState, inp: Input) -> str | None:
     return None
 
 
-def step(state: LoopState, input: Input) -> StepResult:
-    """Advance the run by one input. Returns the new state and the effects to carry out, or a
-    :class:`Rejection` (and the state is unchanged)."""
+def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect, ...]] | Rejection:
+    """:func:`step` without the ``Result`` wrapper: ``(state, effects)`` or a :class:`Rejection`.
+
+    For interpreters' hot loops; everything else should use :func:`step`.
+    """
     phase = state.phase
     if type(input) is StreamEventReceived and type(phase) is Streaming:
         # The hot path: a block event of a reply that has started only replaces the phase.
         event: Any = input.event
         if type(event) in _BLOCK_EVENTS and phase.partial is not None and input.id == phase.id:
-            return Success((LoopState(Streaming(phase.id, event.partial), state.run),
-                            (Emit(MessageUpdateEvent(event.partial, event)),)))
+            return (LoopState(Streaming(phase.id, event.partial), state.run),
+                    (Emit(MessageUpdateEvent(event.partial, event)),))
     handler = TRANSITIONS.get((type(phase), type(input)))
     if handler is None:
         return _reject(state, input, f"{input.type} is not expected while {state.phase.name}")
@@ -928,7 +931,16 @@ def step(state: LoopState, input: Input) -> StepResult:
         return _reject(state, input, problem)
     tx = _Tx(input.at)
     draft = handler(_Draft(state), input, tx)
-    return Success((draft.freeze(), tuple(tx.fx)))
+    return draft.freeze(), tuple(tx.fx)
+
+
+def step(state: LoopState, input: Input) -> StepResult:
+    """Advance the run by one input. Returns ``Success((new state, effects))``, or
+    ``Failure(Rejection)`` when the input is not legal now (the state is then unchanged)."""
+    out = transition(state, input)
+    if type(out) is Rejection:
+        return Failure(out)
+    return Success(out)  # type: ignore[arg-type]
 
 
 def phase_name(state: LoopState) -> str:

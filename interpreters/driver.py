@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pyrsistent import PVector, pvector
-from returns.result import Failure
 
 from agentcore import (
     AfterToolCall,
@@ -59,9 +58,9 @@ from agentcore import (
     TextContent,
     ToolSpec,
     TransformContext,
-    step,
     thaw,
 )
+from agentcore.machine import Rejection, transition
 
 __all__ = [
     "Driver",
@@ -112,10 +111,10 @@ class Driver:
         return self.state.phase.name == "finished"
 
     def feed(self, input: Input) -> tuple[Effect, ...]:
-        result = step(self.state, input)
-        if isinstance(result, Failure):
-            raise InterpreterError(f"the core rejected an input: {result.failure()}")
-        self.state, effects = result.unwrap()
+        out = transition(self.state, input)
+        if type(out) is Rejection:
+            raise InterpreterError(f"the core rejected an input: {out}")
+        self.state, effects = out  # type: ignore[misc]
         self.steps += 1
         if self.journal is not None:
             self.journal.record(self.steps, input, effects)

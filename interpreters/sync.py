@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -106,6 +107,22 @@ def default_stream_fn() -> StreamFn | None:
     return stream_http
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _tool_pool() -> ThreadPoolExecutor:
+    """The process-wide pool parallel tool calls run on (created on first use, kept warm).
+
+    It is large because a tool may itself run an agent whose tools need threads too."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=128, thread_name_prefix="agentcore-tool")
+    return _pool
+
+
 class _SyncRun:
     def __init__(
         self,
@@ -138,7 +155,6 @@ class _SyncRun:
         self.abort_fed = False
         self.finished = False
         self.messages: tuple[AgentMessage, ...] = ()
-        self.pool: ThreadPoolExecutor | None = None
 
     # -- feeding
 
@@ -183,8 +199,6 @@ class _SyncRun:
                     self.call_hook(effect)
         finally:
             remove()
-            if self.pool is not None:
-                self.pool.shutdown(wait=False)
 
     def wait_for_answer(self) -> None:
         item = self.inbox.get()
@@ -266,9 +280,7 @@ class _SyncRun:
         if self.runs_inline(effect):
             self.run_tool(effect)  # its outcome is in the inbox when this returns
             return
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agentcore-tool")
-        self.pool.submit(self.run_tool, effect)
+        _tool_pool().submit(self.run_tool, effect)
 
     def runs_inline(self, effect: ExecuteTool) -> bool:
         """A lone call to a tool that cannot report progress runs in the caller's thread: a
