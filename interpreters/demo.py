@@ -8,7 +8,9 @@ strictly to show that the replay matches.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
+import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -16,6 +18,7 @@ from agentcore import (
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
+    AgentTool,
     AssistantMessage,
     LlmContext,
     Model,
@@ -26,7 +29,18 @@ from agentcore import (
 from .scripted import Reply, ScriptedModel
 from .tool import tool
 
-__all__ = ["DEMO_PROMPT", "STEERING", "calculator", "convert_units", "demo_config", "demo_context", "demo_model"]
+__all__ = [
+    "DEMO_MODEL",
+    "DEMO_PROMPT",
+    "STEERING",
+    "calculator",
+    "convert_units",
+    "demo_config",
+    "demo_context",
+    "demo_model",
+    "demo_tools",
+    "is_demo_model",
+]
 
 DEMO_PROMPT = "I drive 120 km at 80 km/h, then 30 miles at 45 mph. How long is the trip in total?"
 STEERING = "Also tell me the total distance in kilometres."
@@ -82,20 +96,23 @@ def convert_units(value: float, from_unit: Literal["mi", "km", "h", "min"],
 
 
 def _script(context: LlmContext, call: int) -> Reply:
-    """The model's part: a function of what it was sent, like a real model."""
+    """The model's part: a function of what it was sent, like a real model (``call``, the
+    model's call count, is not used: a resumed run makes its first call mid-conversation)."""
     seen_steering = any(isinstance(m, UserMessage) and m.text == STEERING for m in context.messages)
     results = [m.text for m in context.messages if isinstance(m, ToolResultMessage)]
-    if call == 0:
+    replies = sum(isinstance(m, AssistantMessage) for m in context.messages)
+    if replies == 0:
         return Reply(
             thinking="Two legs: time = distance / speed. The second leg is in miles per hour.",
             text="Let me work out both legs.",
-            tool_calls=(("calculator", {"expression": "120 / 80"}), ("calculator", {"expression": "30 / 45"})),
+            tool_calls=(("calculator", {"expression": "120 / 80"}, "call_1"),
+                        ("calculator", {"expression": "30 / 45"}, "call_2")),
         )
-    if call == 1 and seen_steering:
+    if replies == 1 and seen_steering:
         return Reply(
             text="Adding up the time, and converting the miles for the distance.",
-            tool_calls=(("calculator", {"expression": "1.5 + 0.666667"}),
-                        ("convert_units", {"value": 30, "from_unit": "mi", "to_unit": "km"})),
+            tool_calls=(("calculator", {"expression": "1.5 + 0.666667"}, "call_3"),
+                        ("convert_units", {"value": 30, "from_unit": "mi", "to_unit": "km"}, "call_4")),
         )
     total = next((r for r in results if r.startswith("1.5 + ")), "")
     km = next((r for r in results if r.startswith("30 mi = ")), "")
@@ -113,9 +130,39 @@ def demo_model(delay: float = 0.0) -> ScriptedModel:
     return ScriptedModel(_script, chunk_size=6, delay=delay)
 
 
-def demo_context() -> AgentContext:
-    return AgentContext("You are a careful travel assistant. Use tools for arithmetic.", (),
-                        [calculator, convert_units])
+DEMO_MODEL = Model(id="demo-model", name="Scripted demo model")
+"""The model the demo's transcripts name (``api`` and ``provider`` are ``scripted``)."""
+
+DEMO_SYSTEM_PROMPT = "You are a careful travel assistant. Use tools for arithmetic."
+
+
+def is_demo_model(model: Model) -> bool:
+    """Whether ``model`` is the demo's scripted model (e.g. read back from a transcript header)."""
+    return model.id == DEMO_MODEL.id and model.api == DEMO_MODEL.api
+
+
+def _slowed(t: AgentTool, seconds: float) -> AgentTool:
+    """``t`` taking ``seconds`` longer (cut short by an abort): time to watch it run."""
+    inner = t.execute
+
+    def execute(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+        if signal is not None:
+            signal.wait(seconds)
+        else:
+            time.sleep(seconds)
+        return inner(tool_call_id, args, signal, on_update)
+
+    return dataclasses.replace(t, execute=execute)
+
+
+def demo_tools(latency: float = 0.0) -> list[AgentTool]:
+    """The demo's tools; ``latency`` seconds are added to each call (the results are the same)."""
+    tools = [calculator, convert_units]
+    return [_slowed(t, latency) for t in tools] if latency > 0 else tools
+
+
+def demo_context(tool_latency: float = 0.0) -> AgentContext:
+    return AgentContext(DEMO_SYSTEM_PROMPT, (), demo_tools(tool_latency))
 
 
 def demo_config(steering: list[Any]) -> AgentLoopConfig:
@@ -126,7 +173,7 @@ def demo_config(steering: list[Any]) -> AgentLoopConfig:
         steering.clear()
         return out
 
-    return AgentLoopConfig(model=Model(id="demo-model", name="Scripted demo model"), get_steering_messages=poll)
+    return AgentLoopConfig(model=DEMO_MODEL, get_steering_messages=poll)
 
 
 def steer_when_tools_start(steering: list[Any], clock: Callable[[], int]) -> Callable[[AgentEvent], None]:
