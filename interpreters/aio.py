@@ -18,6 +18,7 @@ import asyncio
 import inspect
 import logging
 from collections import deque
+from contextlib import ExitStack
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ from returns.result import Failure
 
 from .driver import (
     Driver,
-    Journal,
+    Journals,
     failure_text,
     hook_call,
     llm_context,
@@ -62,6 +63,7 @@ from .driver import (
     tool_call,
     tool_registry,
     tool_result,
+    tool_scopes,
 )
 from .signal import AbortSignal
 from .sync import _NO_STREAM_FN, _prompts
@@ -110,7 +112,7 @@ class _AsyncRun:
         first: Input | None,
         signal: AbortSignal | None,
         stream_fn: Any,
-        journal: Journal | None,
+        journal: Journals,
         clock: Callable[[], int],
         outstanding: Sequence[Effect] = (),
     ) -> None:
@@ -352,7 +354,11 @@ class _AsyncRun:
         try:
             tool = tool_call(effect, self.registry)
             args = (effect.tool_call.id, thaw(effect.args), self.signal, on_update)
-            value = await _call(tool.execute, *args)
+            scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
+            with ExitStack() as stack:
+                for scope in scopes:
+                    stack.enter_context(scope)
+                value = await _call(tool.execute, *args)
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
         except asyncio.CancelledError:
             outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
@@ -399,7 +405,7 @@ def agent_loop(
     signal: AbortSignal | None = None,
     stream_fn: Callable[..., Any] | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> AgentEventStream:
     """Start a run with ``prompts``; ``async for`` over the result for its events."""
@@ -413,7 +419,7 @@ def agent_loop_continue(
     signal: AbortSignal | None = None,
     stream_fn: Callable[..., Any] | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> AgentEventStream:
     """Continue from ``context``; raises ``ValueError`` at once when it cannot be continued."""
@@ -439,7 +445,7 @@ async def run_agent_loop(
     signal: AbortSignal | None = None,
     stream_fn: Callable[..., Any] | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> list[AgentMessage]:
     """Run to the end, giving each event to ``emit`` (sync or async); returns the new messages."""
@@ -453,7 +459,7 @@ async def run_agent_loop_continue(
     signal: AbortSignal | None = None,
     stream_fn: Callable[..., Any] | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> list[AgentMessage]:
     """:func:`run_agent_loop` for a continue."""

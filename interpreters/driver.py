@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from pyrsistent import PVector, pvector
 
@@ -67,6 +67,9 @@ __all__ = [
     "HookCall",
     "InterpreterError",
     "Journal",
+    "Journals",
+    "observers",
+    "tool_scopes",
     "failure_text",
     "hook_call",
     "now_ms",
@@ -82,9 +85,32 @@ class InterpreterError(RuntimeError):
 
 
 class Journal(Protocol):
-    """Receives every step of a run (the transcript recorder implements this)."""
+    """Observes a run: receives every step (the transcript recorder and the tracer implement it).
+
+    An observer may also define ``tool_scope(effect) -> context manager``: the interpreter
+    enters it around each tool execution, in the thread or task that runs the tool (this is how
+    a tracer makes the tool's own spans children of its ``execute_tool`` span).
+    """
 
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None: ...
+
+
+Journals: TypeAlias = "Journal | Sequence[Journal] | None"
+"""What ``journal=`` accepts: one observer, several, or none."""
+
+
+def observers(journal: Journals) -> tuple[Journal, ...]:
+    """``journal=`` as a tuple of observers."""
+    if journal is None:
+        return ()
+    if isinstance(journal, (list, tuple)):
+        return tuple(journal)
+    return (journal,)  # type: ignore[return-value]
+
+
+def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[Any]:
+    """The context managers the observers want around one tool execution."""
+    return [getattr(j, "tool_scope")(effect) for j in journals if hasattr(j, "tool_scope")]
 
 
 def now_ms() -> int:
@@ -95,14 +121,12 @@ def now_ms() -> int:
 class Driver:
     """The core's state and the one way to advance it."""
 
-    __slots__ = ("state", "steps", "journal", "clock")
+    __slots__ = ("state", "steps", "journals", "clock")
 
-    def __init__(
-        self, state: LoopState, journal: Journal | None = None, clock: Callable[[], int] = now_ms
-    ) -> None:
+    def __init__(self, state: LoopState, journal: Journals = None, clock: Callable[[], int] = now_ms) -> None:
         self.state = state
         self.steps = 0
-        self.journal = journal
+        self.journals = observers(journal)
         self.clock = clock
 
     @property
@@ -116,8 +140,8 @@ class Driver:
             raise InterpreterError(f"the core rejected an input: {out}")
         self.state, effects = out  # type: ignore[misc]
         self.steps += 1
-        if self.journal is not None:
-            self.journal.record(self.steps, input, effects)
+        for journal in self.journals:
+            journal.record(self.steps, input, effects)
         return effects
 
 

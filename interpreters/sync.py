@@ -22,6 +22,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from typing import Any
 
 from agentcore import (
@@ -57,7 +58,7 @@ from returns.result import Failure
 
 from .driver import (
     Driver,
-    Journal,
+    Journals,
     deliver,
     failure_text,
     hook_call,
@@ -67,6 +68,7 @@ from .driver import (
     tool_call,
     tool_registry,
     tool_result,
+    tool_scopes,
 )
 from .signal import AbortSignal
 
@@ -132,7 +134,7 @@ class _SyncRun:
         first: Input | None,
         signal: AbortSignal | None,
         stream_fn: Any,
-        journal: Journal | None,
+        journal: Journals,
         clock: Callable[[], int],
         outstanding: Sequence[Effect] = (),
     ) -> None:
@@ -305,7 +307,11 @@ class _SyncRun:
 
         try:
             tool = tool_call(effect, self.registry)
-            value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), self.signal, on_update))
+            scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
+            with ExitStack() as stack:
+                for scope in scopes:
+                    stack.enter_context(scope)
+                value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), self.signal, on_update))
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
         except BaseException as exc:  # a tool must never take the run down
             outcome = ToolFailed(eid, failure_text(exc), clock())
@@ -360,7 +366,7 @@ def agent_loop(
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> AgentEventStream:
     """Start a run with ``prompts``; iterate the result for its events.
@@ -384,7 +390,7 @@ def agent_loop_continue(
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> AgentEventStream:
     """Continue from ``context`` (its last message must not be an assistant message).
@@ -409,7 +415,7 @@ def run_agent_loop(
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> list[AgentMessage]:
     """Run to the end, giving each event to ``emit``; returns the new messages.
@@ -426,7 +432,7 @@ def run_agent_loop_continue(
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
     *,
-    journal: Journal | None = None,
+    journal: Journals = None,
     clock: Callable[[], int] = now_ms,
 ) -> list[AgentMessage]:
     """:func:`run_agent_loop` for a continue."""
