@@ -35,7 +35,7 @@ the transaction never escapes ``step``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from pyrsistent import PVector, pvector

@@ -17,13 +17,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections import deque
 from contextlib import ExitStack
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
 from agentcore import (
-    AbortRequested,
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
@@ -45,15 +43,12 @@ from agentcore import (
     ToolFailed,
     ToolFinished,
     ToolUpdated,
-    LoopState,
     initial_state,
-    step,
     thaw,
 )
-from returns.result import Failure
 
 from .driver import (
-    Driver,
+    Run,
     Journals,
     failure_text,
     hook_call,
@@ -61,7 +56,6 @@ from .driver import (
     now_ms,
     stream_options,
     tool_call,
-    tool_registry,
     tool_result,
     tool_scopes,
 )
@@ -103,57 +97,17 @@ async def _next_in_thread(iterator: Any) -> Any:
     return await asyncio.to_thread(next, iterator, _END)
 
 
-class _AsyncRun:
-    def __init__(
-        self,
-        state: LoopState,
-        tools: Sequence[Any],
-        config: AgentLoopConfig,
-        first: Input | None,
-        signal: AbortSignal | None,
-        stream_fn: Any,
-        journal: Journals,
-        clock: Callable[[], int],
-        outstanding: Sequence[Effect] = (),
-    ) -> None:
-        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects."""
-        self.config = config
-        self.signal = signal if signal is not None else AbortSignal()
-        self.stream_fn = stream_fn if stream_fn is not None else default_stream_fn()
-        self.registry = tool_registry(tools)
-        self.clock = clock
-        if first is not None:
-            # Validate the first input now, so that a bad continue raises before any event.
-            checked = step(state, first)
-            if isinstance(checked, Failure):
-                raise ValueError(checked.failure().reason)
-        self.driver = Driver(state, journal, clock)
-        self.first = first
-        self.pending: deque[Effect] = deque(outstanding)
+class _AsyncRun(Run):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.inbox: asyncio.Queue[Any] | None = None
-        self.running: set[int] = set()
         self.tasks: set[asyncio.Task[None]] = set()
-        self.abort_fed = False
-        self.finished = False
-        self.messages: tuple[AgentMessage, ...] = ()
         self.stream_task: asyncio.Task[Any] | None = None
         self.cancelled_by_abort = False
         self.awaiting_stream = False
 
-    # -- feeding
-
-    def feed(self, input: Input) -> None:
-        if not self.abort_fed and self.signal.aborted:
-            self.feed_abort()
-        if self.finished or self.driver.ended:
-            return
-        self.pending.extend(self.driver.feed(input))
-
-    def feed_abort(self) -> None:
-        if self.abort_fed or self.finished or self.driver.ended:
-            return
-        self.abort_fed = True
-        self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+    def default_stream_fn(self) -> Any:
+        return default_stream_fn()
 
     # -- the loop
 
@@ -320,16 +274,10 @@ class _AsyncRun:
         task.add_done_callback(self.tasks.discard)
 
     def runs_inline(self, effect: ExecuteTool) -> bool:
-        """A lone call to an ``async def`` tool that cannot report progress is awaited in the
-        run's task: a task of its own would only add scheduling latency."""
-        tool = self.registry.get(effect.tool_call.name)
-        return (
-            tool is not None
-            and getattr(tool.execute, "reports_progress", True) is False
-            and inspect.iscoroutinefunction(tool.execute)
-            and len(self.running) == 1
-            and not any(isinstance(e, ExecuteTool) for e in self.pending)
-        )
+        """A lone ``async def`` call that cannot report progress is awaited in the run's task: a
+        task of its own would only add scheduling latency."""
+        tool = self.quiet_lone_tool(effect)
+        return tool is not None and inspect.iscoroutinefunction(tool.execute)
 
     async def run_tool(self, effect: ExecuteTool) -> None:
         """In its own task (or inline): run the tool, post its updates and outcome to the inbox."""
@@ -367,8 +315,6 @@ class _AsyncRun:
         open_ = False
         inbox.put_nowait(outcome)
 
-    def result(self) -> list[AgentMessage]:
-        return list(self.messages)
 
 
 class AgentEventStream(AsyncIterator[AgentEvent]):

@@ -18,17 +18,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeAlias
 
 from pyrsistent import PVector, pvector
 
 from agentcore import (
+    AbortRequested,
     AfterToolCall,
     AfterToolCallDecided,
     AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
+    AgentMessage,
     AgentTool,
     AgentToolResult,
     ArgumentsPrepared,
@@ -62,12 +65,15 @@ from agentcore import (
 )
 from agentcore.machine import Rejection, transition
 
+from .signal import AbortSignal
+
 __all__ = [
     "Driver",
     "HookCall",
     "InterpreterError",
     "Journal",
     "Journals",
+    "Run",
     "observers",
     "tool_scopes",
     "failure_text",
@@ -143,6 +149,75 @@ class Driver:
         for journal in self.journals:
             journal.record(self.steps, input, effects)
         return effects
+
+
+class Run:
+    """What the sync and asyncio runners share: the driver, the effects still to carry out, and
+    feeding (an abort that fired is always fed before the next input)."""
+
+    def __init__(
+        self,
+        state: LoopState,
+        tools: Sequence[Any],
+        config: AgentLoopConfig,
+        first: Input | None,
+        signal: AbortSignal | None,
+        stream_fn: Any,
+        journal: Journals,
+        clock: Callable[[], int],
+        outstanding: Sequence[Effect] = (),
+    ) -> None:
+        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects."""
+        if first is not None:
+            # Check the first input now, so that a bad continue raises before any event.
+            out = transition(state, first)
+            if type(out) is Rejection:
+                raise ValueError(out.reason)
+        self.config = config
+        self.signal = signal if signal is not None else AbortSignal()
+        self.stream_fn = stream_fn if stream_fn is not None else self.default_stream_fn()
+        self.registry = tool_registry(tools)
+        self.clock = clock
+        self.driver = Driver(state, journal, clock)
+        self.first = first
+        self.pending: deque[Effect] = deque(outstanding)
+        self.running: set[int] = set()
+        self.abort_fed = False
+        self.finished = False
+        self.messages: tuple[AgentMessage, ...] = ()
+
+    def default_stream_fn(self) -> Any:
+        """The stream function used when none is given (the HTTP providers)."""
+        return None
+
+    def feed(self, input: Input) -> None:
+        if not self.abort_fed and self.signal.aborted:
+            self.feed_abort()
+        if self.finished or self.driver.ended:
+            return
+        self.pending.extend(self.driver.feed(input))
+
+    def feed_abort(self) -> None:
+        if self.abort_fed or self.finished or self.driver.ended:
+            return
+        self.abort_fed = True
+        self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+
+    def quiet_lone_tool(self, effect: ExecuteTool) -> AgentTool | None:
+        """The tool of ``effect`` when it is the only call running and cannot report progress
+        (runners may then run it without a hand-off to a thread or task)."""
+        tool = self.registry.get(effect.tool_call.name)
+        if (
+            tool is None
+            or getattr(tool.execute, "reports_progress", True) is not False
+            or len(self.running) != 1
+            or any(isinstance(e, ExecuteTool) for e in self.pending)
+        ):
+            return None
+        return tool
+
+    def result(self) -> list[AgentMessage]:
+        return list(self.messages)
 
 
 def failure_text(exc: BaseException) -> str:

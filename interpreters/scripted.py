@@ -44,7 +44,6 @@ from agentcore.messages import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
-    ImageContent,
     StopReason,
     TextContent,
     ThinkingContent,

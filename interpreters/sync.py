@@ -19,14 +19,12 @@ import asyncio
 import inspect
 import queue
 import threading
-from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import Any
 
 from agentcore import (
-    AbortRequested,
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
@@ -49,15 +47,12 @@ from agentcore import (
     ToolFinished,
     ToolUpdated,
     UserMessage,
-    LoopState,
     initial_state,
-    step,
     thaw,
 )
-from returns.result import Failure
 
 from .driver import (
-    Driver,
+    Run,
     Journals,
     deliver,
     failure_text,
@@ -66,7 +61,6 @@ from .driver import (
     now_ms,
     stream_options,
     tool_call,
-    tool_registry,
     tool_result,
     tool_scopes,
 )
@@ -125,53 +119,13 @@ def _tool_pool() -> ThreadPoolExecutor:
     return _pool
 
 
-class _SyncRun:
-    def __init__(
-        self,
-        state: LoopState,
-        tools: Sequence[Any],
-        config: AgentLoopConfig,
-        first: Input | None,
-        signal: AbortSignal | None,
-        stream_fn: Any,
-        journal: Journals,
-        clock: Callable[[], int],
-        outstanding: Sequence[Effect] = (),
-    ) -> None:
-        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects."""
-        self.config = config
-        self.signal = signal if signal is not None else AbortSignal()
-        self.stream_fn = stream_fn if stream_fn is not None else default_stream_fn()
-        self.registry = tool_registry(tools)
-        self.clock = clock
-        if first is not None:
-            # Validate the first input now, so that a bad continue raises before any event.
-            checked = step(state, first)
-            if isinstance(checked, Failure):
-                raise ValueError(checked.failure().reason)
-        self.driver = Driver(state, journal, clock)
-        self.first = first
-        self.pending: deque[Effect] = deque(outstanding)
+class _SyncRun(Run):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self.running: set[int] = set()
-        self.abort_fed = False
-        self.finished = False
-        self.messages: tuple[AgentMessage, ...] = ()
 
-    # -- feeding
-
-    def feed(self, input: Input) -> None:
-        if not self.abort_fed and self.signal.aborted:
-            self.feed_abort()
-        if self.finished or self.driver.ended:
-            return
-        self.pending.extend(self.driver.feed(input))
-
-    def feed_abort(self) -> None:
-        if self.abort_fed or self.finished or self.driver.ended:
-            return
-        self.abort_fed = True
-        self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+    def default_stream_fn(self) -> Any:
+        return default_stream_fn()
 
     # -- the loop
 
@@ -285,16 +239,10 @@ class _SyncRun:
         _tool_pool().submit(self.run_tool, effect)
 
     def runs_inline(self, effect: ExecuteTool) -> bool:
-        """A lone call to a tool that cannot report progress runs in the caller's thread: a
-        thread hand-off would only add latency. Parallel batches always use the pool."""
-        tool = self.registry.get(effect.tool_call.name)
-        return (
-            tool is not None
-            and getattr(tool.execute, "reports_progress", True) is False
-            and not inspect.iscoroutinefunction(tool.execute)
-            and len(self.running) == 1
-            and not any(isinstance(e, ExecuteTool) for e in self.pending)
-        )
+        """A lone sync call that cannot report progress runs in the caller's thread: a thread
+        hand-off would only add latency. Parallel batches always use the pool."""
+        tool = self.quiet_lone_tool(effect)
+        return tool is not None and not inspect.iscoroutinefunction(tool.execute)
 
     def run_tool(self, effect: ExecuteTool) -> None:
         """In a worker thread (or inline): run the tool, post its updates and outcome to the inbox."""
@@ -318,8 +266,6 @@ class _SyncRun:
         open_ = False
         inbox.put(outcome)
 
-    def result(self) -> list[AgentMessage]:
-        return list(self.messages)
 
 
 class AgentEventStream(Iterator[AgentEvent]):

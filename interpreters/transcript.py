@@ -69,7 +69,7 @@ from agentcore.effects import (
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
 from agentcore.effects import RunEnded
 from agentcore.inputs import StreamEventReceived
-from agentcore.stream import DoneEvent, TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent, ToolCallStartEvent
+from agentcore.stream import DoneEvent, TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
 
 __all__ = [
     "FORMAT",
@@ -268,8 +268,6 @@ class EffectEncoder:
 
 def _without_context(ctx: Any) -> Any:
     """A hook context with an empty ``context`` (the encoder writes that one as a delta)."""
-    from dataclasses import replace
-
     return replace(ctx, context=_EMPTY_CONTEXT)
 
 
