@@ -34,6 +34,7 @@ the transaction never escapes ``step``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
@@ -143,6 +144,7 @@ __all__ = [
     "BLOCKED_TEXT",
     "Rejection",
     "StepResult",
+    "invalid_json_text",
     "length_cutoff_text",
     "not_found_text",
     "step",
@@ -156,6 +158,20 @@ REQUEST_ABORTED_TEXT: Final = "Request was aborted"
 
 def not_found_text(name: str) -> str:
     return f"Tool {name} not found"
+
+
+def invalid_json_text(name: str, raw: str) -> str:
+    """The error result of a call whose streamed arguments are not valid JSON."""
+    try:
+        json.loads(raw)
+        problem = "they are not a JSON object"
+    except ValueError as exc:
+        problem = str(exc)
+    shown = raw if len(raw) <= 2000 else raw[:2000] + f"... ({len(raw)} characters)"
+    return (
+        f'Tool call "{name}" was not executed: its arguments are not valid JSON ({problem}). '
+        f"Received: {shown}"
+    )
 
 
 def length_cutoff_text(name: str) -> str:
@@ -595,6 +611,8 @@ def _prepare(s: _Draft, tx: _Tx, index: int) -> _Draft:
     spec = s.tool_index.get(call.name)
     if spec is None:
         return _complete(s, tx, index, error_result(not_found_text(call.name)), True)
+    if call.invalid_json is not None:
+        return _complete(s, tx, index, error_result(invalid_json_text(call.name, call.invalid_json)), True)
     if spec.has_prepare_arguments:
         s, id = _new_id(s)
         tx.fx.append(PrepareArguments(id, call))

@@ -82,13 +82,19 @@ class ImageContent:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A tool call requested by the model. ``arguments`` is frozen JSON (a :class:`FrozenDict`)."""
+    """A tool call requested by the model. ``arguments`` is frozen JSON (a :class:`FrozenDict`).
+
+    ``invalid_json`` holds the raw argument text when the model streamed something that is not
+    valid JSON (``arguments`` then holds what could be salvaged); the loop does not run such a
+    call and tells the model what was wrong.
+    """
 
     type: ClassVar[str] = "toolCall"
     id: str
     name: str
     arguments: FrozenDict = field(default_factory=FrozenDict)
     thought_signature: str | None = None
+    invalid_json: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.arguments, FrozenDict):

@@ -280,9 +280,19 @@ class PartialAssistantMessage:
         """Close tool-call block ``index``. Without ``arguments`` the streamed JSON is parsed
         (tolerantly: truncated JSON keeps what is complete)."""
         block = self._open("toolCall", index)
-        args = arguments if arguments is not None else _as_object(parse_partial_json(_join(self.chunks[index])))
+        invalid: str | None = None
+        if arguments is not None:
+            args = arguments
+        else:
+            text = _join(self.chunks[index])
+            try:
+                args = json.loads(text) if text.strip() else {}
+                if not isinstance(args, dict):
+                    invalid, args = text, {}
+            except ValueError:
+                invalid, args = text, _as_object(parse_partial_json(text))
         call = ToolCall(id if id is not None else block.id, name if name is not None else block.name,
-                        freeze(args), thought_signature)
+                        freeze(args), thought_signature, invalid)
         return ToolCallEndEvent(index, call, self._close(index, "toolCall", call))
 
     def with_header(self, **changes: Any) -> PartialAssistantMessage:

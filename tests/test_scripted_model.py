@@ -151,7 +151,9 @@ def test_raw_string_arguments_stream_as_is_and_parse_tolerantly() -> None:
     events = events_of(model)
     assert types(events) == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
     assert events[2].delta == '{"path": "/tmp/x", "body": "cut of'  # type: ignore[union-attr]
-    assert final(events).tool_calls == (ToolCall("call_1", "write", {"path": "/tmp/x", "body": "cut of"}),)
+    raw = '{"path": "/tmp/x", "body": "cut of'
+    assert final(events).tool_calls == (
+        ToolCall("call_1", "write", {"path": "/tmp/x", "body": "cut of"}, invalid_json=raw),)
 
 
 def test_bad_tool_call_specs_are_rejected() -> None:

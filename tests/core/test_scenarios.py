@@ -426,3 +426,23 @@ def test_every_call_effect_carries_a_fresh_id() -> None:
     ids = [e.id for _, effects in w.trace for e in effects if hasattr(e, "id") and not isinstance(e, CancelLlm)]
     assert len(ids) == len(set(ids))
     assert all(isinstance(c, CallLlm) for c in w.llm_calls)
+
+
+def test_arguments_that_are_not_valid_json_are_not_run() -> None:
+    from agentcore import PartialAssistantMessage, StreamEventReceived
+
+    p = PartialAssistantMessage.begin(model="m")
+    ev = p.toolcall_start("c1", "echo")
+    ev = ev.partial.toolcall_delta(0, '{"text": "hi",, }')
+    end = ev.partial.toolcall_end(0)
+    assert end.tool_call.invalid_json == '{"text": "hi",, }'
+    assert dict(end.tool_call.arguments) == {"text": "hi"}  # what could be salvaged
+    s = state()
+    s, effects = step(s, Started((USER,), 0)).unwrap()
+    s, effects = step(s, StreamEventReceived(effects[-1].id, end.partial.done("toolUse"), 1)).unwrap()
+    result = [e.event for e in effects if e.type == "emit" and e.event.type == "tool_execution_end"][0]
+    assert result.is_error
+    assert result.result.content[0].text == (
+        'Tool call "echo" was not executed: its arguments are not valid JSON (Expecting property name '
+        'enclosed in double quotes: line 1 column 15 (char 14)). Received: {"text": "hi",, }')
+    assert not any(e.type == "execute_tool" for e in effects)
