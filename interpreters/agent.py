@@ -215,6 +215,7 @@ class Agent:
         before_tool_call: Callable[..., Any] | None = None,
         after_tool_call: Callable[..., Any] | None = None,
         clock: Callable[[], int] = now_ms,
+        journal: Any = None,
         **loop_options: Any,
     ) -> None:
         unknown = sorted(set(loop_options) - _PASS_THROUGH)
@@ -242,6 +243,8 @@ class Agent:
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.clock = clock
+        self.journal = journal
+        """Observers given to every run (``journal=`` of the loop: a tracer, say)."""
         self.loop_options: dict[str, Any] = dict(loop_options)
         self._listeners: list[AgentListener] = []
         self._steering: deque[AgentMessage] = deque()
@@ -509,9 +512,11 @@ class Agent:
             config = self._config(model, skip_initial_steering_poll)
             context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
             if prompts is None:
-                stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock)
+                stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock,
+                                                 journal=self.journal)
             else:
-                stream = aio.agent_loop(prompts, context, config, signal, self.stream_fn, clock=self.clock)
+                stream = aio.agent_loop(prompts, context, config, signal, self.stream_fn, clock=self.clock,
+                                        journal=self.journal)
             # The events are consumed in a private task: the asyncio interpreter aborts a stream
             # by cancelling the task iterating it, and that cancellation must stay in there.
             pump = asyncio.ensure_future(self._pump(stream, run))
