@@ -28,7 +28,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,6 +50,8 @@ from agentcore import (
     RunEnded,
     StreamEventReceived,
     StreamFailed,
+    ToolFailed,
+    ToolFinished,
     ToolUpdated,
     step,
 )
@@ -444,6 +446,52 @@ class RecordedModel:
             yield None  # never fed: the interpreter sees the abort first
 
 
+def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
+    """A sync runner that feeds live tool answers in the order the recording has them.
+
+    In an LLM-only replay the tools run live, so a parallel batch may finish in another order
+    than when it was recorded. That order is not what the replay tests (the answers are), so the
+    runner holds an answer back until the recording expects it. When what the recording expects
+    next never comes (the code under test changed), it stops holding back and the checker reports
+    the divergence.
+    """
+    from .sync import _SyncRun
+
+    recorded = [entry.input for entry in transcript.entries]
+
+    class InRecordedOrder(_SyncRun):
+        held: list[Any]
+
+        def next_answer(self) -> Any:
+            item = self.pick()
+            if isinstance(item, (ToolUpdated, ToolFinished, ToolFailed)):
+                # Stamped when it is fed, as the recording stamped it, not when it was held.
+                item = replace(item, at=self.clock())
+            return item
+
+        def pick(self) -> Any:
+            held = self.held
+            step = self.driver.steps
+            want = recorded[step] if step < len(recorded) else None
+            if not isinstance(want, (ToolUpdated, ToolFinished, ToolFailed)):
+                return held.pop(0) if held else self.inbox.get()
+            while True:
+                for i, item in enumerate(held):
+                    if type(item) is type(want) and item.id == want.id:
+                        return held.pop(i)
+                ended = sum(isinstance(h, (ToolFinished, ToolFailed)) for h in held)
+                if held and ended >= len(self.running):
+                    return held.pop(0)  # nothing else can come: feed in arrival order
+                item = self.inbox.get()
+                if not isinstance(item, (ToolUpdated, ToolFinished, ToolFailed)):
+                    return item
+                held.append(item)
+
+    run = InRecordedOrder(*args)
+    run.held = []
+    return run
+
+
 def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
                options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None) -> ReplayResult:
     """Replay with recorded model replies and live tools and hooks (the sync interpreter).
@@ -451,14 +499,15 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     Raises :class:`ReplayDivergence` at the first step whose effects differ from the recording,
     when the run asks for more than the recording has, or when it ends before the recording.
     """
-    from .sync import AgentEventStream, _SyncRun
+    from .sync import AgentEventStream
 
     t = _load(source)
     if not t.entries:
         raise TranscriptError("line 1: the transcript has no steps to replay")
     checker = _LiveChecker(t, options)
     model = RecordedModel(t, checker)
-    run = _SyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock)
+    run = _in_recorded_order(t, t.initial_state, tools, config, t.entries[0].input, signal, model, checker,
+                             checker.clock)
     stream = AgentEventStream(run)
     try:
         events = list(stream)

@@ -156,8 +156,12 @@ class _SyncRun(Run):
         finally:
             remove()
 
+    def next_answer(self) -> Any:
+        """The next item of the inbox (an answer, or the abort wake-up), waiting for it."""
+        return self.inbox.get()
+
     def wait_for_answer(self) -> None:
-        item = self.inbox.get()
+        item = self.next_answer()
         if item is _WAKE:
             self.feed_abort()
             return

@@ -221,3 +221,34 @@ def test_fork_then_resume_finishes_like_the_original(tmp_path: Path) -> None:
     out = resume(tmp_path / "fork.jsonl", config, [make_tool()], stream_fn=model)
     assert [m.text if m.role == "assistant" else None for m in out.result()] == \
         [m.text if m.role == "assistant" else None for m in messages]
+
+
+def timed_add(delays: dict[int, float]) -> Any:
+    import time as _time
+
+    @tool(name="add")
+    def add(a: int, b: int) -> str:
+        """Add two numbers, slowly."""
+        _time.sleep(delays.get(a, 0.0))
+        return f"{a + b}"
+
+    return add
+
+
+def test_llm_only_replay_is_not_fooled_by_parallel_tools_finishing_in_another_order(tmp_path: Path) -> None:
+    t = tmp_path / "parallel.jsonl"
+    calls = Reply(tool_calls=[ScriptedCall("add", {"a": 3, "b": 4}), ScriptedCall("add", {"a": 5, "b": 6})])
+    ctx = AgentContext("", [], [timed_add({3: 0.0, 5: 0.05})])       # recorded: a=3 ends first
+    config = AgentLoopConfig(model=Model(id="m"))
+    stream = agent_loop("Sums?", ctx, config, stream_fn=ScriptedModel([calls, "7 and 11"]),
+                        journal=TranscriptRecorder(t, ctx, config))
+    recorded_ends = [e.tool_call_id for e in stream if e.type == "tool_execution_end"]
+    assert recorded_ends == ["call_1", "call_2"]
+    # Live, the other call finishes first: the replay still matches, with the recorded order.
+    result = replay_llm(t, config, [timed_add({3: 0.05, 5: 0.0})])
+    assert [e.tool_call_id for e in result.events if e.type == "tool_execution_end"] == ["call_1", "call_2"]
+    assert result.messages[-1].text == "7 and 11"
+    # A changed answer is still a divergence.
+    with pytest.raises(ReplayDivergence) as info:
+        replay_llm(t, config, [make_tool("!")])
+    assert info.value.report.kind == "effect"
