@@ -27,9 +27,10 @@ class AbortSignal:
     (True, 'user pressed stop')
     """
 
-    __slots__ = ("_event", "_lock", "_callbacks", "reason")
+    __slots__ = ("_event", "_lock", "_callbacks", "reason", "_fired")
 
     def __init__(self) -> None:
+        self._fired = False  # read on every stream event: a plain attribute, not a lock
         self._event = threading.Event()
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
@@ -37,7 +38,7 @@ class AbortSignal:
 
     @property
     def aborted(self) -> bool:
-        return self._event.is_set()
+        return self._fired
 
     def abort(self, reason: str | None = None) -> None:
         """Fire the signal (a second call does nothing)."""
@@ -45,6 +46,7 @@ class AbortSignal:
             if self._event.is_set():
                 return
             self.reason = reason
+            self._fired = True
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:

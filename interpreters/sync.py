@@ -205,7 +205,7 @@ class _SyncRun(Run):
             feed, clock, pending = self.driver.feed, self.clock, self.pending
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
-            while iterator is not None and not signal.aborted:
+            while iterator is not None:
                 try:
                     event = next(iterator)
                 except StopIteration:
