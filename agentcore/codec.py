@@ -58,6 +58,8 @@ _Decoder = Callable[[Mapping[str, Any], str], Any]
 
 _encoders: dict[type, _Encoder] = {}
 _decoders: dict[str, _Decoder] = {}
+_classes: dict[str, type] = {}
+_RESERVED: Final = frozenset({"json", "partial_assistant"})
 
 
 def _tag_of(cls: type) -> str:
@@ -104,10 +106,12 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
     Returns ``cls``, so it also works as a decorator.
     """
     name = tag or _tag_of(cls)
-    if name in _decoders and _decoders[name] is not getattr(cls, "_codec_decoder", None):
-        existing = next((c for c, _ in _encoders.items() if _tag_of(c) == name), None)
-        if existing is not None and existing is not cls:
-            raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
+    if name in _RESERVED:
+        raise ValueError(f"type tag {name!r} is reserved by the codec")
+    existing = _classes.get(name)
+    if existing is not None and existing is not cls:
+        raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
+    _classes[name] = cls
     fields = [(f.name, _field_kind(str(f.type))) for f in dataclasses.fields(cls) if f.init and f.name not in skip]
     scalars = _SCALARS
 
@@ -166,6 +170,9 @@ def _encode(value: Any, partials: bool) -> Any:
     if isinstance(value, (frozenset, set)):
         return sorted(_encode(v, partials) for v in value)
     if isinstance(value, Mapping):
+        if "type" in value:
+            # A plain object with its own "type" key must not be read back as a record.
+            return {"type": "json", "value": _encode_raw(value)}
         return {str(k): _encode(v, partials) for k, v in value.items()}
     if isinstance(value, _tools.AgentTool):
         return _encode(value.spec, partials)
@@ -179,6 +186,8 @@ def _decode(value: Any, path: str) -> Any:
         tag = value.get("type")
         if tag is None:
             return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
+        if tag == "json":
+            return freeze(value.get("value"))
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
             blocks = tuple(message.content)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
@@ -356,10 +356,10 @@ def _close_turn_with(s: _Draft, tx: _Tx, message: AssistantMessage, started: boo
     return _end_run(s, tx)
 
 
-def _synthetic_reply(s: _Draft, tx: _Tx, stop_reason: str, text: str) -> AssistantMessage:
+def _synthetic_reply(s: _Draft, tx: _Tx, stop_reason: Literal["error", "aborted"], text: str) -> AssistantMessage:
     m = s.model
     return AssistantMessage(
-        (), api=m.api, provider=m.provider, model=m.id, stop_reason=stop_reason,  # type: ignore[arg-type]
+        (), api=m.api, provider=m.provider, model=m.id, stop_reason=stop_reason,
         error_message=text, timestamp=tx.at,
     )
 
@@ -369,7 +369,19 @@ def _fail_run(s: _Draft, tx: _Tx, text: str) -> _Draft:
 
 
 def _abort_now(s: _Draft, tx: _Tx) -> _Draft:
-    """Stop at once, from a phase where no tool is in flight."""
+    """Stop at once, from a phase where no tool is in flight.
+
+    Messages already taken from the steering or follow-up queues are not lost: they join the
+    context (in a turn of their own if none is open), closed by the aborted reply."""
+    if s.pending:
+        if not s.turn_open:
+            tx.emit(_TURN_START)
+            s.turn_open = True
+        for message in s.pending:
+            tx.emit(MessageStartEvent(message))
+            tx.emit(MessageEndEvent(message))
+            s = _append(s, message)
+        s.pending = ()
     if s.turn_open:
         return _close_turn_with(s, tx, _synthetic_reply(s, tx, "aborted", REQUEST_ABORTED_TEXT), started=False)
     return _end_run(s, tx)
@@ -505,14 +517,10 @@ def _on_stream_event(s: _Draft, inp: StreamEventReceived, tx: _Tx) -> _Draft:
 def _on_stream_failed(s: _Draft, inp: StreamFailed, tx: _Tx) -> _Draft:
     phase = s.phase
     assert isinstance(phase, Streaming)
-    m = s.model
     if phase.partial is not None:
         final = phase.partial.to_message(stop_reason="error", error_message=inp.error)
     else:
-        final = AssistantMessage(
-            (), api=m.api, provider=m.provider, model=m.id, stop_reason="error",
-            error_message=inp.error, timestamp=tx.at,
-        )
+        final = _synthetic_reply(s, tx, "error", inp.error)
     return _reply_finished(s, tx, final, started=phase.partial is not None)
 
 
@@ -633,6 +641,8 @@ def _validate(s: _Draft, tx: _Tx, index: int, arguments: Any) -> _Draft:
     if isinstance(checked, Failure):
         return _complete(s, tx, index, error_result(checked.failure()), True)
     args = checked.unwrap()
+    if s.aborted:
+        return _complete(s, tx, index, error_result(ABORTED_TEXT), True)
     if "before_tool_call" in s.hooks:
         batch = s.phase
         assert isinstance(batch, RunningTools)
@@ -959,9 +969,3 @@ def step(state: LoopState, input: Input) -> StepResult:
     if type(out) is Rejection:
         return Failure(out)
     return Success(out)  # type: ignore[arg-type]
-
-
-def phase_name(state: LoopState) -> str:
-    """The current phase's name (``idle``, ``streaming`` ...)."""
-    phase: Phase = state.phase
-    return phase.name

@@ -435,6 +435,7 @@ StreamEvent: TypeAlias = (
 # --------------------------------------------------------------------------- partial JSON
 
 _CLOSERS = {"{": "}", "[": "]"}
+_MAX_TRIES = 8
 
 
 def parse_partial_json(text: str) -> Any:
@@ -451,8 +452,12 @@ def parse_partial_json(text: str) -> Any:
         return {}
     try:
         return json.loads(text)
+    except json.JSONDecodeError as exc:
+        # Nothing after the first error can be kept, except a string cut off at the end (whose
+        # error is reported where the string starts).
+        limit = len(text) if exc.msg.startswith("Unterminated string") else exc.pos
     except ValueError:
-        pass
+        limit = len(text)
     # Track the open containers and whether we stop inside a string; then try closing the
     # text at successively earlier safe cut points.
     stack: list[str] = []
@@ -484,11 +489,16 @@ def parse_partial_json(text: str) -> Any:
             cuts.append((i + 1, tuple(stack), False))
     if in_string and not escape:
         cuts.append((len(text), tuple(stack), True))
+    tries = 0
     for end, open_stack, inside in reversed(cuts):
+        if end > limit:
+            continue
         candidate = text[:end] + ('"' if inside else "")
         candidate += "".join(_CLOSERS[c] for c in reversed(open_stack))
         try:
             return json.loads(candidate)
         except ValueError:
-            continue
+            tries += 1
+            if tries >= _MAX_TRIES:  # keeps a pathological input linear, not quadratic
+                break
     return {}

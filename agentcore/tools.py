@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from returns.result import Failure, Result, Success
 
@@ -130,7 +130,10 @@ def spec_of(tool: AgentTool | ToolSpec) -> ToolSpec:
 
 # --------------------------------------------------------------------------- validation
 
-_compiled: dict[Any, tuple[Callable[[Any], Any], bool]] = {}
+_Compiled: TypeAlias = "tuple[Callable[[Any], Any], bool]"
+_by_identity: dict[int, tuple[Any, _Compiled]] = {}
+_by_text: dict[str, _Compiled] = {}
+_CACHE_LIMIT: Final = 512
 
 
 def _has_defaults(schema: Any) -> bool:
@@ -141,18 +144,34 @@ def _has_defaults(schema: Any) -> bool:
     return False
 
 
-def _validator(schema: Any) -> tuple[Callable[[Any], Any], bool]:
+def _no_remote_refs(uri: str) -> Any:
+    raise ValueError(f"remote $ref {uri!r} is not followed: tool schemas must be self-contained")
+
+
+_REMOTE: Final = {scheme: _no_remote_refs for scheme in ("http", "https", "file", "ftp", "data", "")}
+
+
+def _validator(schema: Any) -> _Compiled:
     """The compiled validator of ``schema`` and whether it fills in defaults.
 
-    Frozen schemas are hashable (and cache their hash), so the schema itself is the cache key.
-    """
-    key = schema if isinstance(schema, FrozenDict) else json.dumps(thaw(schema), sort_keys=True)
-    entry = _compiled.get(key)
+    Looked up by the schema object first (the same frozen schema comes back every call), then by
+    its canonical JSON text (so equal schemas share one compilation, and ``1`` and ``true`` stay
+    apart). Compiled once; remote ``$ref`` s are never fetched."""
+    hit = _by_identity.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    text = json.dumps(thaw(schema), sort_keys=True)
+    entry = _by_text.get(text)
     if entry is None:
         import fastjsonschema  # lazy: only runs when a tool is first validated
 
-        entry = (fastjsonschema.compile(thaw(schema), use_default=True), _has_defaults(schema))
-        _compiled[key] = entry
+        entry = (fastjsonschema.compile(thaw(schema), handlers=_REMOTE, use_default=True), _has_defaults(schema))
+        if len(_by_text) >= _CACHE_LIMIT:
+            _by_text.clear()
+        _by_text[text] = entry
+    if len(_by_identity) >= _CACHE_LIMIT:
+        _by_identity.clear()
+    _by_identity[id(schema)] = (schema, entry)
     return entry
 
 
@@ -160,7 +179,8 @@ def _describe_errors(schema: Any, args: Any) -> list[str]:
     import jsonschema  # failure path only
 
     validator_cls = jsonschema.validators.validator_for(thaw(schema), jsonschema.Draft202012Validator)
-    errors = sorted(validator_cls(thaw(schema)).iter_errors(args), key=lambda e: list(map(str, e.path)))
+    checker = validator_cls(thaw(schema), format_checker=validator_cls.FORMAT_CHECKER)
+    errors = sorted(checker.iter_errors(args), key=lambda e: list(map(str, e.path)))
     lines = []
     for err in errors:
         path = "/".join(str(p) for p in err.absolute_path) or "root"
@@ -180,16 +200,25 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> Result[FrozenDict, str
     plain = thaw(arguments)
     try:
         validate, fills_defaults = _validator(spec.parameters)
+    except Exception as exc:  # a schema fastjsonschema (or Python's re) cannot compile
+        return Failure(f'Tool "{spec.name}" has an invalid parameters schema: {type(exc).__name__}: {exc}')
+    try:
         validated = validate(plain)
-    except fastjsonschema.JsonSchemaValueException:
-        lines = _describe_errors(spec.parameters, plain)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        try:
+            lines = _describe_errors(spec.parameters, plain)
+        except Exception:
+            lines = []
+        if not lines:  # jsonschema saw nothing wrong (e.g. a format it does not check)
+            path = "/".join(str(p) for p in exc.path[1:]) or "root"
+            lines = [f"  - {path}: {exc.message}"]
         received = json.dumps(plain, indent=2, ensure_ascii=False, default=str)
         return Failure(
             f'Validation failed for tool "{spec.name}":\n' + "\n".join(lines)
             + f"\n\nReceived arguments:\n{received}"
         )
-    except fastjsonschema.JsonSchemaException as exc:
-        return Failure(f'Tool "{spec.name}" has an invalid parameters schema: {exc}')
+    except Exception as exc:
+        return Failure(f'Tool "{spec.name}" could not validate its arguments: {type(exc).__name__}: {exc}')
     if not fills_defaults:
         return Success(freeze(arguments))
     return Success(freeze(validated if validated is not None else plain))

@@ -160,19 +160,25 @@ class _AsyncRun(Run):
 
     async def wait_for_answer(self) -> None:
         assert self.inbox is not None
-        item = await self.inbox.get()
+        grace = self.grace_left()
+        if grace is None:
+            item = await self.inbox.get()
+        else:
+            try:
+                item = await asyncio.wait_for(self.inbox.get(), grace)
+            except asyncio.TimeoutError:
+                self.give_up_on_tools()
+                return
         if item is _WAKE:
             self.feed_abort()
-            return
-        if isinstance(item, ToolUpdated) and item.id not in self.running:
-            return
-        if isinstance(item, (ToolFinished, ToolFailed)):
-            self.running.discard(item.id)
-        self.feed(item)
+        elif self.accept(item):
+            self.feed(item)
 
     # -- effects
 
     async def call_hook(self, effect: Effect) -> None:
+        if self.ended:
+            return  # the run ended (an abort) before this hook could be called
         id_ = getattr(effect, "id")
         try:
             call = hook_call(effect, self.config, self.registry, self.signal)
@@ -254,20 +260,30 @@ class _AsyncRun(Run):
             self.stream_task = None
             self.cancelled_by_abort = False
             aclose = getattr(source, "aclose", None)
-            if aclose is not None:
-                try:
+            close = getattr(source, "close", None)
+            try:
+                if aclose is not None:
                     await aclose()
-                except BaseException:
-                    pass
+                elif close is not None:
+                    close()
+            except BaseException:
+                pass
         if failure is not None and not signal.aborted:
             self.feed(StreamFailed(effect.id, failure, self.clock()))
             return
         self.feed_abort()
 
     async def start_tool(self, effect: ExecuteTool) -> None:
+        if self.ended:
+            return
         self.running.add(effect.id)
+        instead = self.aborted_before_start(effect)
+        if instead is not None:
+            assert self.inbox is not None
+            self.inbox.put_nowait(instead)
+            return
         if self.runs_inline(effect):
-            await self.run_tool(effect)  # its outcome is in the inbox when this returns
+            await self.run_tool(effect, inline=True)  # its outcome is in the inbox when this returns
             return
         task = asyncio.ensure_future(self.run_tool(effect))
         self.tasks.add(task)
@@ -279,8 +295,10 @@ class _AsyncRun(Run):
         tool = self.quiet_lone_tool(effect)
         return tool is not None and inspect.iscoroutinefunction(tool.execute)
 
-    async def run_tool(self, effect: ExecuteTool) -> None:
-        """In its own task (or inline): run the tool, post its updates and outcome to the inbox."""
+    async def run_tool(self, effect: ExecuteTool, inline: bool = False) -> None:
+        """In its own task (or inline): run the tool, post its updates and outcome to the inbox.
+
+        Inline, a cancellation is the caller's (``wait_for``, a task group...) and propagates."""
         inbox, clock, eid = self.inbox, self.clock, effect.id
         assert inbox is not None
         loop = asyncio.get_running_loop()
@@ -309,6 +327,8 @@ class _AsyncRun(Run):
                 value = await _call(tool.execute, *args)
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
         except asyncio.CancelledError:
+            if inline:
+                raise
             outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
         except BaseException as exc:
             outcome = ToolFailed(eid, failure_text(exc), clock())

@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeAlias
 from pyrsistent import PVector, pvector
 
 from agentcore import (
+    ABORTED_TEXT,
     AbortRequested,
     AfterToolCall,
     AfterToolCallDecided,
@@ -59,7 +60,10 @@ from agentcore import (
     StopAfterTurnDecided,
     StreamOptions,
     TextContent,
+    ToolFailed,
+    ToolFinished,
     ToolSpec,
+    ToolUpdated,
     TransformContext,
     thaw,
 )
@@ -183,25 +187,67 @@ class Run:
         self.pending: deque[Effect] = deque(outstanding)
         self.running: set[int] = set()
         self.abort_fed = False
+        self.abort_deadline = 0.0
         self.finished = False
         self.messages: tuple[AgentMessage, ...] = ()
+
+    abort_grace: float = 5.0
+    """Seconds a running tool has, after an abort, to return before the run stops waiting for it
+    (its result is then ``Operation aborted`` and a late answer is ignored)."""
 
     def default_stream_fn(self) -> Any:
         """The stream function used when none is given (the HTTP providers)."""
         return None
 
+    @property
+    def ended(self) -> bool:
+        return self.finished or self.driver.ended
+
     def feed(self, input: Input) -> None:
-        if not self.abort_fed and self.signal.aborted:
-            self.feed_abort()
-        if self.finished or self.driver.ended:
+        """Feed an answer; then, if the signal fired meanwhile, the abort. (The answer goes
+        first: it is a fact that already happened, e.g. messages a hook took off a queue.)"""
+        if self.ended:
             return
         self.pending.extend(self.driver.feed(input))
+        if not self.abort_fed and self.signal.aborted:
+            self.feed_abort()
 
     def feed_abort(self) -> None:
-        if self.abort_fed or self.finished or self.driver.ended:
+        if self.abort_fed or self.ended:
             return
         self.abort_fed = True
+        self.abort_deadline = time.monotonic() + self.abort_grace
         self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+
+    def accept(self, item: Any) -> bool:
+        """Whether an answer from a tool still counts (it was not given up on)."""
+        if isinstance(item, (ToolFinished, ToolFailed)):
+            if item.id not in self.running:
+                return False
+            self.running.discard(item.id)
+        elif isinstance(item, ToolUpdated) and item.id not in self.running:
+            return False  # progress reported after the tool returned
+        return True
+
+    def grace_left(self) -> float | None:
+        """Seconds left to wait for running tools after an abort (``None``: no limit now)."""
+        if not self.abort_fed or not self.running:
+            return None
+        return max(0.0, self.abort_deadline - time.monotonic())
+
+    def give_up_on_tools(self) -> None:
+        """The abort's grace period is over: the tools still running get an aborted result."""
+        text = f"{ABORTED_TEXT} (the tool did not stop within {self.abort_grace:g} s of the abort)"
+        for id_ in sorted(self.running):
+            self.running.discard(id_)
+            self.feed(ToolFailed(id_, text, self.clock()))
+
+    def aborted_before_start(self, effect: ExecuteTool) -> Input | None:
+        """If the signal fired before a tool could start, the answer to give instead of running it."""
+        if not self.signal.aborted:
+            return None
+        self.feed_abort()
+        return ToolFailed(effect.id, ABORTED_TEXT, self.clock())
 
     def quiet_lone_tool(self, effect: ExecuteTool) -> AgentTool | None:
         """The tool of ``effect`` when it is the only call running and cannot report progress

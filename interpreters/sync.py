@@ -9,18 +9,20 @@ order they happened, which is exactly what a transcript records.
   ``asyncio.run``).
 - The stream function is iterated inline; between two events the signal is checked, so an abort
   cuts the reply at once (the core closes the message as ``aborted``).
-- Each tool call runs in a worker thread of a per-run pool, so progress updates arrive while it
-  runs and parallel batches really run in parallel.
+- Tool calls run on a process-wide pool of worker threads, so progress updates arrive while they
+  run and parallel batches really run in parallel; a lone call to a tool that cannot report
+  progress runs inline (a thread hand-off would only add latency). After an abort, running tools
+  have ``abort_grace`` seconds to return before the run stops waiting for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import Any
 
@@ -78,6 +80,7 @@ __all__ = [
 StreamFn = Callable[..., Iterable[Any]]
 """``stream_fn(model, context, options)`` → an iterable of stream events."""
 
+_log = logging.getLogger("agentcore")
 _WAKE = object()
 _NO_STREAM_FN = (
     "No stream_fn was given and no HTTP provider is available for api {api!r}. Pass stream_fn "
@@ -103,20 +106,37 @@ def default_stream_fn() -> StreamFn | None:
     return stream_http
 
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+class _ToolThreads:
+    """The process-wide worker threads tool calls run on: created on demand, reused when idle,
+    kept warm between runs. Daemon threads, so a tool that never returns cannot keep the process
+    from exiting."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
+        self.idle = 0
+        self.lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        with self.lock:
+            start = self.idle == 0
+            if not start:
+                self.idle -= 1
+        if start:
+            threading.Thread(target=self._work, name="agentcore-tool", daemon=True).start()
+        self.jobs.put((fn, args))
+
+    def _work(self) -> None:
+        while True:
+            fn, args = self.jobs.get()
+            try:
+                fn(*args)
+            except BaseException:  # run_tool reports every failure itself; this is a last resort
+                _log.exception("tool thread job %r failed", fn)
+            with self.lock:
+                self.idle += 1
 
 
-def _tool_pool() -> ThreadPoolExecutor:
-    """The process-wide pool parallel tool calls run on (created on first use, kept warm).
-
-    It is large because a tool may itself run an agent whose tools need threads too."""
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=128, thread_name_prefix="agentcore-tool")
-    return _pool
+_tool_threads = _ToolThreads()
 
 
 class _SyncRun(Run):
@@ -161,19 +181,25 @@ class _SyncRun(Run):
         return self.inbox.get()
 
     def wait_for_answer(self) -> None:
-        item = self.next_answer()
+        grace = self.grace_left()
+        if grace is None:
+            item = self.next_answer()
+        else:
+            try:
+                item = self.inbox.get(timeout=grace)
+            except queue.Empty:
+                self.give_up_on_tools()
+                return
         if item is _WAKE:
             self.feed_abort()
-            return
-        if isinstance(item, ToolUpdated) and item.id not in self.running:
-            return  # progress reported after the tool returned
-        if isinstance(item, (ToolFinished, ToolFailed)):
-            self.running.discard(item.id)
-        self.feed(item)
+        elif self.accept(item):
+            self.feed(item)
 
     # -- effects
 
     def call_hook(self, effect: Effect) -> None:
+        if self.ended:
+            return  # the run ended (an abort) before this hook could be called
         id_ = getattr(effect, "id")
         try:
             call = hook_call(effect, self.config, self.registry, self.signal)
@@ -236,11 +262,17 @@ class _SyncRun(Run):
         self.feed_abort()
 
     def start_tool(self, effect: ExecuteTool) -> None:
+        if self.ended:
+            return
         self.running.add(effect.id)
+        instead = self.aborted_before_start(effect)
+        if instead is not None:
+            self.inbox.put(instead)
+            return
         if self.runs_inline(effect):
             self.run_tool(effect)  # its outcome is in the inbox when this returns
             return
-        _tool_pool().submit(self.run_tool, effect)
+        _tool_threads.submit(self.run_tool, effect)
 
     def runs_inline(self, effect: ExecuteTool) -> bool:
         """A lone sync call that cannot report progress runs in the caller's thread: a thread

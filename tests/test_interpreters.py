@@ -422,3 +422,110 @@ def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: str) -> None
                                      journal=FullDisk()).result()
 
             asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- abort edge cases
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_no_tool_starts_once_a_listener_aborted(flavour: str) -> None:
+    ran: list[str] = []
+
+    @tool(name="mark")
+    def mark(label: str) -> str:
+        """Record that it ran."""
+        ran.append(label)
+        return "ran"
+
+    signal = AbortSignal()
+    model = ScriptedModel([Reply(tool_calls=(("mark", {"label": "a"}), ("mark", {"label": "b"}))), "never"])
+
+    def on_event(event: Any) -> None:
+        if event.type == "tool_execution_start":
+            signal.abort()
+
+    _, messages = run(flavour, "go", AgentContext("", [], [mark]), AgentLoopConfig(model=MODEL), model, signal,
+                      on_event)
+    assert ran == []
+    assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
+        ("Operation aborted", True), ("Operation aborted", True)]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_steering_taken_from_the_queue_is_kept_when_the_abort_lands_during_the_poll(flavour: str) -> None:
+    signal = AbortSignal()
+    polls = iter([[], [UserMessage("please also do X")]])
+
+    def steering() -> list[Any]:
+        batch = next(polls, [])
+        if batch:
+            signal.abort()  # the user aborts while the poll hands over their message
+        return batch
+
+    config = AgentLoopConfig(model=MODEL, get_steering_messages=steering)
+    model = ScriptedModel([Reply(tool_calls=(("echo", {"text": "a"}),)), "never"])
+    events, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model, signal)
+    assert [m.text for m in messages if isinstance(m, UserMessage)] == ["go", "please also do X"]
+    assert messages[-1].stop_reason == "aborted"
+    tail = [(e.type, getattr(getattr(e, "message", None), "role", None)) for e in events[-7:]]
+    assert tail == [("turn_start", None), ("message_start", "user"), ("message_end", "user"),
+                    ("message_start", "assistant"), ("message_end", "assistant"), ("turn_end", "assistant"),
+                    ("agent_end", None)]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_tool_that_ignores_the_abort_is_given_up_on_after_the_grace_period(
+        flavour: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from interpreters.driver import Run
+
+    monkeypatch.setattr(Run, "abort_grace", 0.2)
+    release = threading.Event()
+
+    @tool(name="stubborn")
+    def stubborn(on_update: Any = None) -> str:
+        """Ignores the signal."""
+        release.wait(5)
+        return "too late"
+
+    signal = AbortSignal()
+    model = ScriptedModel([Reply(tool_calls=(("stubborn", {}),)), "never"])
+
+    ended: list[float] = []
+
+    def on_event(event: Any) -> None:
+        if event.type == "tool_execution_start":
+            threading.Timer(0.05, signal.abort).start()
+        if event.type == "agent_end":
+            ended.append(time.perf_counter())
+            release.set()  # (asyncio.run waits for its worker threads before it returns)
+
+    t0 = time.perf_counter()
+    try:
+        _, messages = run(flavour, "go", AgentContext("", [], [stubborn]), AgentLoopConfig(model=MODEL), model,
+                          signal, on_event)
+    finally:
+        release.set()
+    assert ended[0] - t0 < 2.0
+    assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
+        ("Operation aborted (the tool did not stop within 0.2 s of the abort)", True)]
+
+
+def test_cancelling_the_caller_cancels_a_run_awaiting_an_inline_async_tool() -> None:
+    @tool(name="slow")
+    async def slow() -> str:
+        """Sleeps."""
+        await asyncio.sleep(2)
+        return "done"
+
+    model = ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"])
+
+    async def main() -> None:
+        await asyncio.wait_for(
+            aio.run_agent_loop("go", AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL), lambda e: None,
+                               stream_fn=model), 0.1)
+
+    t0 = time.perf_counter()
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(main())
+    assert time.perf_counter() - t0 < 1.0
+    assert model.calls == 1
