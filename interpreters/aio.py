@@ -145,6 +145,7 @@ class _AsyncRun(Run):
                     await self.call_hook(effect)
         finally:
             remove()
+            self.close()
             for task in self.tasks:
                 task.cancel()
 

@@ -178,7 +178,12 @@ class Run:
             if type(out) is Rejection:
                 raise ValueError(out.reason)
         self.config = config
-        self.signal = signal if signal is not None else AbortSignal()
+        # The run's own signal: it follows the caller's, and also fires when the run is closed
+        # before its end, so that tools and streams still running are told to stop.
+        self.signal = AbortSignal()
+        self.unlink: Callable[[], None] = (
+            signal.add_callback(lambda: self.signal.abort(signal.reason)) if signal is not None else _nothing
+        )
         self.stream_fn = stream_fn if stream_fn is not None else self.default_stream_fn()
         self.registry = tool_registry(tools)
         self.clock = clock
@@ -198,6 +203,12 @@ class Run:
     def default_stream_fn(self) -> Any:
         """The stream function used when none is given (the HTTP providers)."""
         return None
+
+    def close(self) -> None:
+        """The run's generator is closing: stop what still runs if the run did not end."""
+        self.unlink()
+        if not self.finished:
+            self.signal.abort("the run was closed before its end")
 
     @property
     def ended(self) -> bool:
@@ -264,6 +275,10 @@ class Run:
 
     def result(self) -> list[AgentMessage]:
         return list(self.messages)
+
+
+def _nothing() -> None:
+    return None
 
 
 def failure_text(exc: BaseException) -> str:

@@ -175,6 +175,7 @@ class _SyncRun(Run):
                     self.call_hook(effect)
         finally:
             remove()
+            self.close()
 
     def next_answer(self) -> Any:
         """The next item of the inbox (an answer, or the abort wake-up), waiting for it."""

@@ -529,3 +529,28 @@ def test_cancelling_the_caller_cancels_a_run_awaiting_an_inline_async_tool() -> 
         asyncio.run(main())
     assert time.perf_counter() - t0 < 1.0
     assert model.calls == 1
+
+
+def test_closing_a_run_early_tells_its_running_tools_to_stop() -> None:
+    seen: list[bool] = []
+    started = threading.Event()
+
+    @tool(name="watcher")
+    def watcher(signal: Any = None, on_update: Any = None) -> str:
+        """Waits for the signal."""
+        started.set()
+        on_update("waiting")
+        seen.append(signal.wait(2))
+        return "stopped"
+
+    stream = agent_loop("go", AgentContext("", [], [watcher]), AgentLoopConfig(model=MODEL),
+                        stream_fn=ScriptedModel([Reply(tool_calls=(("watcher", {}),)), "never"]))
+    for event in stream:
+        if event.type == "tool_execution_update":
+            break
+    assert started.wait(2)
+    stream.close()
+    deadline = time.monotonic() + 2
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert seen == [True]
