@@ -3,8 +3,8 @@
     python bench/bench_transcript.py
 
 Prints a table: time of a plain scripted run, the same run recorded (flush="entry" and
-flush="turn"), the overhead in percent, the transcript size, then strict replay and read time of
-a 1,000-turn tool-loop transcript.
+flush="turn"), the overhead in percent, the transcript size (medians of 9 interleaved runs), then
+strict replay and read time of a 1,000-turn tool-loop transcript.
 """
 
 from __future__ import annotations
@@ -45,8 +45,13 @@ def run(replies: list[Any], chunk: int | None, journal_path: Path | None, flush:
     return elapsed
 
 
-def best(fn: Any, repeat: int = 5) -> float:
-    return min(fn() for _ in range(repeat))
+def medians(fns: list[Any], rounds: int = 9) -> list[float]:
+    """The median time of each of ``fns``, run in interleaved rounds (drift hits them alike)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, times):
+            out.append(fn())
+    return [statistics.median(t) for t in times]
 
 
 def main() -> None:
@@ -58,11 +63,14 @@ def main() -> None:
         "one reply, 10k deltas": (["x" * 80_000], 8),
     }
     for name, (replies, chunk) in scenarios.items():
-        plain = best(lambda: run(replies, chunk, None))
-        entry = best(lambda: run(replies, chunk, tmp / "e.jsonl", "entry"))
-        turn = best(lambda: run(replies, chunk, tmp / "t.jsonl", "turn"))
+        plain, entry, turn = medians([
+            lambda: run(replies, chunk, None),
+            lambda: run(replies, chunk, tmp / "e.jsonl", "entry"),
+            lambda: run(replies, chunk, tmp / "t.jsonl", "turn"),
+        ])
         size = (tmp / "e.jsonl").stat().st_size
         rows.append((name, plain, entry, turn, size))
+    print("medians of 9 interleaved runs")
     print(f"{'scenario':26} {'plain':>9} {'entry':>9} {'ovh':>6} {'turn':>9} {'ovh':>6} {'size':>9}")
     for name, plain, entry, turn, size in rows:
         print(f"{name:26} {plain * 1e3:7.1f}ms {entry * 1e3:7.1f}ms {100 * (entry / plain - 1):5.0f}% "

@@ -294,3 +294,122 @@ def test_recorded_effects_expand_to_the_codec_json(tmp_path: Path) -> None:
                 continue
             assert expand(recorded) == json.loads(json.dumps(to_json(actual, partials=False)))
     assert result.finished and original is Driver.feed
+
+
+# --------------------------------------------------------------------------- the fast encoders
+
+
+def _records() -> list[Any]:
+    from agentcore import AssistantMessage, ImageContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+    from agentcore.frozen import FrozenDict
+    from agentcore.messages import Cost, Usage
+    from agentcore.stream import PartialAssistantMessage
+
+    odd = 'é ☃ "quoted" back\\slash \n\t\x00\x1f \u2028 emoji 😀'
+    usage = Usage(3, 4, 1, 2, 10, Cost(0.1, 1e-07, 0.0, -0.0, 1e20))
+    call = ToolCall("call_9", "add", {"a": 1, "b": [1.5, None, True, {"x": odd}]}, thought_signature="sig")
+    return [
+        UserMessage("hi", timestamp=3),
+        UserMessage(odd),
+        UserMessage((TextContent(odd, "s"), ImageContent("aGk=", "image/png")), timestamp=-1),
+        TextContent(odd),
+        ThinkingContent("hmm", "sig", True),
+        call,
+        ToolCall("c", "n", {}, invalid_json='{"a": '),
+        AssistantMessage((ThinkingContent("t"), TextContent("x"), call), api="a", provider=odd, model="m",
+                         usage=usage, stop_reason="toolUse", error_message="bad", response_id="r1", timestamp=9),
+        AssistantMessage(),
+        AssistantMessage(usage=Usage(1, 2, 3, 4, True)),  # a bool where an int goes
+        AssistantMessage(usage=Usage(cost=Cost(float("nan"), float("inf")))),  # the codec's own spelling
+        AssistantMessage(api=1),  # type: ignore[arg-type]  # not a str: the codec decides
+        ToolResultMessage("call_9", "add", (TextContent("3"),), details=FrozenDict({"k": [1, odd]}), is_error=True,
+                          usage=usage, added_tool_names=("b", "c"), timestamp=5),
+        ToolResultMessage("c", "n", details=7),
+        AgentToolResult((TextContent("ok"),), {"rows": [1, 2]}, usage, ("t",), True),
+        AgentToolResult("plain"),
+        usage,
+        Cost(),
+        PartialAssistantMessage.begin(api="a", provider="p", model="m", timestamp=4, usage=usage),
+        PartialAssistantMessage.begin().text_start().partial.text_delta(0, odd).partial,
+        Model(id="m1"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_records())))
+def test_fast_text_matches_the_codec(index: int) -> None:
+    from interpreters.transcript import _DUMPS, _Memo
+
+    value = _records()[index]
+    memo = _Memo()
+    expected = _DUMPS(to_json(value, partials=False))
+    assert memo.text(value) == expected
+    assert memo.text(value) == expected  # from the memo
+    assert memo.history_text(value) == expected
+
+
+def test_fast_encoders_know_the_core_records() -> None:
+    from interpreters.transcript import _SHAPES_OK
+
+    assert _SHAPES_OK  # a core record changed its fields: update the fast encoders
+
+
+def test_hint_check_is_the_hint_list() -> None:
+    from interpreters.transcript import _KEY_HINTS, _hinted
+
+    samples = ["", "plain text", "thought_signature", "gh_", "ghx_", "a ghp_ b", "xo x", "Bearer x", "BEARER x",
+               "bearer", "sk-", "AIz", *(f"..{h}.." for h in _KEY_HINTS)]
+    for s in samples:
+        assert _hinted(s) == any(h in s for h in _KEY_HINTS), s
+
+
+def _record_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[Any], tools: list[Any] | None = None,
+                 secrets: tuple[str, ...] = (), **config: Any) -> tuple[str, str]:
+    import interpreters.transcript as transcript
+
+    monkeypatch.setattr(transcript, "_now_ms", lambda: 1)
+    texts = []
+    for fast in (True, False):
+        path = tmp_path / f"{fast}.jsonl"
+        ctx = AgentContext("Be exact. ☃", [], tools or [add])
+        cfg = AgentLoopConfig(model=Model(id="m1"), **config)
+        recorder = TranscriptRecorder(path, ctx, cfg, secrets=secrets)
+        recorder._fast = fast
+        run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(replies),
+                       journal=recorder, clock=clock)
+        recorder.close()
+        texts.append(path.read_text())
+    return texts[0], texts[1]
+
+
+@pytest.mark.parametrize("scenario", ["tools", "text", "hooks", "thinking"])
+def test_fast_lines_are_the_plain_encoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
+    config: dict[str, Any] = {}
+    replies: list[Any] = [tool_call("add", {"a": 1, "b": 2}), tool_call("add", {"a": 3, "b": 4}), "It is 3 and 7."]
+    if scenario == "text":
+        replies = ["é" * 300]
+    elif scenario == "hooks":
+        config = {"before_tool_call": lambda c, s: None, "should_stop_after_turn": lambda c: False,
+                  "transform_context": lambda messages, signal: messages}
+    elif scenario == "thinking":
+        config = {"tool_execution": "sequential"}  # parallel tools may finish in either order
+        replies = [Reply(text="hi \"there\"\n", thinking="hmm", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}),
+                                                                           ScriptedCall("add", {"a": 2, "b": 2})]), "ok"]
+    fast, plain = _record_both(tmp_path, monkeypatch, replies, **config)
+    assert fast == plain
+
+
+def test_fast_lines_scrub_like_the_plain_encoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = [f"key {SECRET} and sk-short", "BeArEr abcdefghijklmnopqrstuvwxyz", "custom-secret-value"]
+
+    @tool
+    def leak(x: int) -> str:
+        """Returns something secret-looking."""
+        return outputs[x - 1]
+
+    replies = [tool_call("leak", {"x": 1}), tool_call("leak", {"x": 2}), tool_call("leak", {"x": 3}),
+               f"done, ghp_{'a' * 36} and custom-secret-value"]
+    fast, plain = _record_both(tmp_path, monkeypatch, replies, tools=[leak], secrets=("custom-secret-value",),
+                               api_key="another-known-key")
+    assert fast == plain
+    assert SECRET not in fast and "custom-secret-value" not in fast and "ghp_" + "a" * 36 not in fast
+    assert "[REDACTED]" in fast
