@@ -42,6 +42,7 @@ not retried (a provider that said nothing for two minutes will not do better on 
 from __future__ import annotations
 
 import asyncio
+import json
 import ssl
 import email.utils
 import inspect
@@ -190,8 +191,16 @@ class _Call:
 
 
 def _scrub(message: str, api_key: str | None) -> str:
-    if api_key and len(api_key) >= 4 and api_key in message:
-        return message.replace(api_key, "[redacted]")
+    """``message`` without the API key: whole, in escaped forms (``repr``, JSON), and a cut-off
+    start of it at the end of a truncated provider message."""
+    if not api_key or len(api_key) < 4:
+        return message
+    for form in {api_key, api_key.strip(), repr(api_key)[1:-1], json.dumps(api_key)[1:-1]}:
+        if len(form) >= 4 and form in message:
+            message = message.replace(form, "[redacted]")
+    for n in range(min(len(api_key), len(message)), 7, -1):
+        if message.endswith(api_key[:n]):
+            return message[: len(message) - n] + "[redacted]"
     return message
 
 
@@ -224,6 +233,14 @@ def _prepare(model: Model, context: LlmContext, options: StreamOptions,
         # need no key: the request is sent without one.
         if api_key is not None:
             options = replace(options, api_key=api_key)
+    if api_key is not None:
+        cleaned = api_key.strip()
+        if not cleaned.isascii() or not cleaned.isprintable():
+            return _fail(model, timestamp, f"The API key for provider {model.provider} contains characters an "
+                         "HTTP header cannot carry (a line break, a control or non-ASCII character): check "
+                         "where it is read from")
+        if cleaned != options.api_key:
+            options = replace(options, api_key=cleaned)
     try:
         request = codec.build_request(model, context, options)
     except Exception as exc:  # noqa: BLE001 - a codec bug must not escape
@@ -340,8 +357,12 @@ class _Session:
         response = self.response
         assert response is not None
         status, headers = response.status_code, response.headers
+        body = bytes(self.body)
+        key = self.call.api_key
+        if key and len(key) >= 4:
+            body = body.replace(key.encode("utf-8", "replace"), b"[redacted]")
         try:
-            message = self.call.codec.decode_error_response(status, headers, bytes(self.body))
+            message = self.call.codec.decode_error_response(status, headers, body)
         except Exception as exc:  # noqa: BLE001
             message = f"HTTP {status} (the error body could not be decoded: {exc})"
         if status not in RETRY_STATUSES:
@@ -571,8 +592,13 @@ class HttpStreamer:
             while True:
                 session.begin_attempt()
                 req = call.request
-                exchange = _SyncExchange(self.client, self.client.build_request(
-                    req.method, req.url, headers=req.headers, content=req.body_bytes()))
+                try:
+                    built = self.client.build_request(req.method, req.url, headers=req.headers,
+                                                      content=req.body_bytes())
+                except Exception as exc:  # noqa: BLE001 - e.g. a body on_payload made unencodable
+                    yield session.fail(f"Could not build the HTTP request: {type(exc).__name__}: {exc}")
+                    return
+                exchange = _SyncExchange(self.client, built)
                 current.append(exchange)
                 if signal is not None and signal.aborted:
                     yield session.aborted()
@@ -763,8 +789,13 @@ class AsyncHttpStreamer:
             while True:
                 session.begin_attempt()
                 req = call.request
-                exchange = _AsyncExchange(self.client, self.client.build_request(
-                    req.method, req.url, headers=req.headers, content=req.body_bytes()))
+                try:
+                    built = self.client.build_request(req.method, req.url, headers=req.headers,
+                                                      content=req.body_bytes())
+                except Exception as exc:  # noqa: BLE001 - e.g. a body on_payload made unencodable
+                    yield session.fail(f"Could not build the HTTP request: {type(exc).__name__}: {exc}")
+                    return
+                exchange = _AsyncExchange(self.client, built)
                 current.append(exchange)
                 if signal is not None and signal.aborted:
                     yield session.aborted()

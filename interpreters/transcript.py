@@ -158,8 +158,14 @@ def _known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tupl
                     found.append(value)
                     if value.lower().startswith("bearer "):
                         found.append(value[7:])
+    # Lines are JSON: a secret with a quote, a backslash, a control or a non-ASCII character is
+    # written escaped, so look for its escaped forms too.
+    forms = set(found)
+    for secret in found:
+        forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+        forms.add(json.dumps(secret)[1:-1])
     # Longest first, so a secret that contains another is replaced whole.
-    return tuple(sorted(set(found), key=len, reverse=True))
+    return tuple(sorted(forms, key=len, reverse=True))
 
 
 def scrub(line: str, secrets: Sequence[str] = ()) -> str:

@@ -413,3 +413,35 @@ def test_fast_lines_scrub_like_the_plain_encoding(tmp_path: Path, monkeypatch: p
     assert fast == plain
     assert SECRET not in fast and "custom-secret-value" not in fast and "ghp_" + "a" * 36 not in fast
     assert "[REDACTED]" in fast
+
+
+def test_secrets_with_characters_json_escapes_are_scrubbed(tmp_path: Path) -> None:
+    secrets = ['pa"ss\\word-1234567', "line1\nline2-secret"]
+
+    @tool(name="leak")
+    def leak(which: int) -> str:
+        """Returns a secret (a bug in a tool)."""
+        return f"the secret is {secrets[which]}"
+
+    path = tmp_path / "esc.jsonl"
+    ctx = AgentContext("", [], [leak])
+    cfg = AgentLoopConfig(model=Model(id="m"))
+    model = ScriptedModel([Reply(tool_calls=[ScriptedCall("leak", {"which": 0}), ScriptedCall("leak", {"which": 1})]),
+                           "ok"])
+    agent_loop("go", ctx, cfg, stream_fn=model, journal=TranscriptRecorder(path, ctx, cfg, secrets=secrets)).result()
+    strings: list[str] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                collect(v)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v)
+
+    for line in path.read_text().splitlines():
+        collect(json.loads(line))
+    assert not [s for s in strings for secret in secrets if secret in s]
+    assert any("[REDACTED]" in s for s in strings)

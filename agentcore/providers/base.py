@@ -397,7 +397,7 @@ def format_http_error(provider: str, status: int, headers: Any, body: bytes) -> 
         details.append(f"request_id: {rid}")
     retry = _header(headers, "retry-after")
     if retry and status >= 400:
-        details.append(f"retry after {retry}s")
+        details.append(f"retry after {retry}s" if retry.strip().isdigit() else f"retry after {retry}")
     hint = _HINTS.get(status) or ("provider-side error; retry later" if status >= 500 else "")
     tail = ", ".join(details)
     if hint:
