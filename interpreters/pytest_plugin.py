@@ -86,7 +86,15 @@ class AgentRecording:
             pytest.fail(f"no recorded transcript at {self.path} (record mode 'none')", pytrace=False)
         if exists and self.mode != "all":
             try:
+                changed = _changed_start(self.path, prompts, context, config)
+                if changed is not None:
+                    if self.mode != "new_episodes":
+                        pytest.fail(f"agent run diverged from {self.path.name}: {changed}; re-record it "
+                                    "with --agentcore-record-mode=new_episodes", pytrace=False)
+                    raise _Rerecord()
                 result = replay_llm(self.path, config, tools, options=self.options)
+            except _Rerecord:
+                pass
             except ReplayDivergence as exc:
                 if self.mode != "new_episodes":
                     pytest.fail(f"agent run diverged from {self.path.name}:\n{exc.report}", pytrace=False)
@@ -102,6 +110,44 @@ class AgentRecording:
             return stream.result()
 
 
+class _Rerecord(Exception):
+    """The recording no longer fits the test: record it again."""
+
+
+def _without_timestamps(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_timestamps(v) for k, v in value.items() if k not in ("timestamp", "at")}
+    if isinstance(value, list):
+        return [_without_timestamps(v) for v in value]
+    return value
+
+
+def _changed_start(path: Path, prompts: Any, context: AgentContext, config: AgentLoopConfig) -> str | None:
+    """What differs between the recorded run's start and this test's (``None``: nothing).
+
+    The replay feeds the *recorded* inputs, so a test whose prompt, system prompt, history,
+    tools or model changed would otherwise pass against what it no longer sends."""
+    from agentcore import Started, initial_state
+    from agentcore.codec import to_json
+
+    from .sync import _prompts
+    from .transcript import read_transcript
+
+    recorded = read_transcript(path)
+    now = _without_timestamps(to_json(initial_state(context, config)))
+    then = _without_timestamps(recorded.header.get("initial_state"))
+    if now != then:
+        fields = sorted(k for k in set(now.get("run", {})) | set(then.get("run", {}))
+                        if now.get("run", {}).get(k) != then.get("run", {}).get(k))
+        return f"the context or config changed since it was recorded ({', '.join(fields) or 'state'})"
+    first = recorded.entries[0].input if recorded.entries else None
+    if isinstance(first, Started):
+        mine = _without_timestamps(to_json(list(_prompts(prompts, lambda: 0))))
+        if mine != _without_timestamps(to_json(list(first.prompts))):
+            return "the prompt changed since it was recorded"
+    return None
+
+
 def _file_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name).strip("_") or "test"
 
@@ -113,4 +159,6 @@ def agent_recording(request: pytest.FixtureRequest) -> AgentRecording:
     marker = request.node.get_closest_marker("agent_replay_options")
     options = ReplayOptions(**marker.kwargs) if marker is not None else ReplayOptions()
     directory = Path(str(request.node.path)).parent / "transcripts"
-    return AgentRecording(directory / f"{_file_name(request.node.name)}.jsonl", mode, options)
+    # The test's id within its module ("TestA::test_x"), so equal names in two classes differ.
+    name = request.node.nodeid.split("::", 1)[-1].replace("::", "__")
+    return AgentRecording(directory / f"{_file_name(name)}.jsonl", mode, options)

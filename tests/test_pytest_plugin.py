@@ -85,3 +85,37 @@ def test_all_and_new_episodes_record_again(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*RECORDED 2*"])
     run(pytester, "--agentcore-record-mode=none").stdout.fnmatch_lines(["*REPLAYED 0*"])
+
+
+def test_a_changed_prompt_or_system_prompt_is_not_replayed_against_the_old_recording(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    run(pytester).assert_outcomes(passed=1)
+    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Shout hi"', '"Whisper hi"'))
+    changed = run(pytester)
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*agent run diverged from test_agent.jsonl: the prompt changed since it was "
+                                  "recorded; re-record it with --agentcore-record-mode=new_episodes*"])
+    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Be loud."', '"Be quiet."'))
+    changed = run(pytester)
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*the context or config changed since it was recorded (system_prompt)*"])
+    rerecorded = run(pytester, "--agentcore-record-mode=new_episodes")
+    rerecorded.assert_outcomes(passed=1)
+    rerecorded.stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
+
+
+def test_equal_test_names_in_two_classes_get_two_transcripts(pytester: pytest.Pytester) -> None:
+    body = TEST_FILE.replace("def test_agent(agent_recording):", "def _body(agent_recording):")
+    body += '''
+class TestA:
+    def test_same(self, agent_recording):
+        _body(agent_recording)
+
+class TestB:
+    def test_same(self, agent_recording):
+        _body(agent_recording)
+'''
+    pytester.makepyfile(test_recorded_agent=body)
+    run(pytester).assert_outcomes(passed=2)
+    names = sorted(p.name for p in (pytester.path / "transcripts").iterdir())
+    assert names == ["TestA__test_same.jsonl", "TestB__test_same.jsonl"]
