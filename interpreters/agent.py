@@ -430,6 +430,8 @@ class Agent:
         """
         if self._idle is not None:
             raise AgentBusyError(CONTINUE_BUSY)
+        if self._state.model is None:
+            raise RuntimeError(NO_MODEL)  # before any message is taken off a queue
         messages = self._state.messages
         if not messages or getattr(messages[-1], "role", None) == "assistant":
             steering = self._dequeue(self._steering, self._steering_mode)
@@ -608,6 +610,25 @@ class Agent:
         self.clear_all_queues()
 
 
+class _DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
+    """An executor whose work runs on daemon threads (one per call); a ThreadPoolExecutor only
+    because asyncio accepts nothing else as a default executor."""
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[_T]:
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="agentcore-agent-worker", daemon=True).start()
+        return future
+
+
 class SyncAgent:
     """An :class:`Agent` for synchronous code: its event loop runs in a background thread.
 
@@ -631,6 +652,9 @@ class SyncAgent:
             raise TypeError("give either an Agent or the options to make one, not both")
         self.agent = agent if agent is not None else Agent(**options)
         self._loop = asyncio.new_event_loop()
+        # Sync tools and hooks run in this loop's executor: daemon threads, so a tool that never
+        # returns cannot keep the process from exiting.
+        self._loop.set_default_executor(_DaemonExecutor())
         self._thread = threading.Thread(target=self._loop.run_forever, name="agentcore-agent", daemon=True)
         self._thread.start()
         self._closed = False
@@ -651,7 +675,14 @@ class SyncAgent:
                 "or hook); use steer()/follow_up() there, or the async Agent (sync_agent.agent)"
             )
         future: concurrent.futures.Future[_T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        return future.result()
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C (or any interruption) while blocked here: abort the run rather than leave it
+            # going with nobody waiting for it, then let the interruption through.
+            if not future.done():
+                self._loop.call_soon_threadsafe(self.agent.abort)
+            raise
 
     def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
         if self._in_loop_thread() or self._closed:

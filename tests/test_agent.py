@@ -822,3 +822,13 @@ def test_sync_agent_blocking_call_from_its_own_thread_is_refused() -> None:
     assert len(errors) == 1 and "agent's own thread" in errors[0]
     with pytest.raises(RuntimeError, match="closed"):
         agent.prompt("after close")
+
+
+def test_continue_without_a_model_keeps_the_queued_messages() -> None:
+    from interpreters.agent import Agent
+
+    agent = Agent(messages=[UserMessage("q", timestamp=0), AssistantMessage((TextContent("a"),))])
+    agent.steer(UserMessage("queued", timestamp=1))
+    with pytest.raises(RuntimeError):
+        asyncio.run(agent.continue_())
+    assert [m.text for m in agent.steering_queue] == ["queued"]
