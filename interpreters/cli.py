@@ -1085,6 +1085,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    """User errors are one line: the first line of a multi-line message, marked as cut."""
+    first, _, rest = text.strip().partition("\n")
+    return first + (" [...]" if rest.strip() else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script. Returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -1097,7 +1103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         if debug:
             traceback.print_exc()
-        print(f"agentcore: {exc}", file=sys.stderr)
+        print(f"agentcore: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except (_Interrupted, KeyboardInterrupt):
         print("\nagentcore: interrupted", file=sys.stderr)
@@ -1107,7 +1113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             traceback.print_exc()
-        print(f"agentcore: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        print(f"agentcore: {type(exc).__name__}: {_one_line(str(exc))} (run with --debug for the traceback)",
+              file=sys.stderr)
         return 1
 
 
