@@ -237,11 +237,7 @@ def loads(text: str) -> Any:
 
 # --------------------------------------------------------------------------- stream events
 
-_BLOCK_EVENTS: Final = (
-    _stream.TextStartEvent, _stream.TextDeltaEvent, _stream.TextEndEvent,
-    _stream.ThinkingStartEvent, _stream.ThinkingDeltaEvent, _stream.ThinkingEndEvent,
-    _stream.ToolCallStartEvent, _stream.ToolCallDeltaEvent, _stream.ToolCallEndEvent,
-)
+_BLOCK_EVENTS: Final = _stream.BLOCK_EVENTS
 
 
 def _register_block_event(cls: type) -> None:

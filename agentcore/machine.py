@@ -123,20 +123,7 @@ from .state import (
     _index,
     _llm_view,
 )
-from .stream import (
-    DoneEvent,
-    ErrorEvent,
-    StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
+from .stream import BLOCK_EVENTS, DoneEvent, ErrorEvent, StartEvent
 from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, error_result, spec_of, validate_arguments
 
 __all__ = [
@@ -196,10 +183,7 @@ class Rejection:
 StepResult: TypeAlias = Result[tuple[LoopState, tuple[Effect, ...]], Rejection]
 
 _AGENT_START: Final = AgentStartEvent()
-_BLOCK_EVENTS: Final = frozenset({
-    TextStartEvent, TextDeltaEvent, TextEndEvent, ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent,
-    ToolCallStartEvent, ToolCallDeltaEvent, ToolCallEndEvent,
-})
+_BLOCK_EVENTS: Final = frozenset(BLOCK_EVENTS)
 _TURN_START: Final = TurnStartEvent()
 
 

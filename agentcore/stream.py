@@ -43,6 +43,7 @@ from .messages import (
 )
 
 __all__ = [
+    "BLOCK_EVENTS",
     "DoneEvent",
     "ErrorEvent",
     "PartialAssistantMessage",
@@ -415,6 +416,13 @@ class ErrorEvent:
     reason: Literal["error", "aborted"]
     error: AssistantMessage
 
+
+BLOCK_EVENTS = (
+    TextStartEvent, TextDeltaEvent, TextEndEvent,
+    ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent,
+    ToolCallStartEvent, ToolCallDeltaEvent, ToolCallEndEvent,
+)
+"""The events of one content block (everything between ``start`` and ``done``/``error``)."""
 
 StreamEvent: TypeAlias = (
     StartEvent
