@@ -159,11 +159,16 @@ class _AsyncRun(Run):
             self.cancelled_by_abort = True
             task.cancel()
 
+    async def next_answer(self) -> Any:
+        """The next item of the inbox (an answer, or the abort wake-up), waiting for it."""
+        assert self.inbox is not None
+        return await self.inbox.get()
+
     async def wait_for_answer(self) -> None:
         assert self.inbox is not None
         grace = self.grace_left()
         if grace is None:
-            item = await self.inbox.get()
+            item = await self.next_answer()
         else:
             try:
                 item = await asyncio.wait_for(self.inbox.get(), grace)

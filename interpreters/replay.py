@@ -81,6 +81,7 @@ __all__ = [
     "llm_request_at",
     "replay",
     "replay_llm",
+    "areplay_llm",
     "resume",
     "state_at",
 ]
@@ -446,50 +447,106 @@ class RecordedModel:
             yield None  # never fed: the interpreter sees the abort first
 
 
-def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
-    """A sync runner that feeds live tool answers in the order the recording has them.
+_WAIT = object()
+_TOOL_ANSWERS = (ToolUpdated, ToolFinished, ToolFailed)
+
+
+class _RecordedOrder:
+    """Feeds live tool answers in the order the recording has them (both interpreters).
 
     In an LLM-only replay the tools run live, so a parallel batch may finish in another order
-    than when it was recorded. That order is not what the replay tests (the answers are), so the
-    runner holds an answer back until the recording expects it. When what the recording expects
-    next never comes (the code under test changed), it stops holding back and the checker reports
-    the divergence.
+    than when it was recorded. That order is not what the replay tests (the answers are), so an
+    answer is held back until the recording expects it, and stamped with the recorded time when
+    it is fed. When what the recording expects never comes (the code under test changed), the
+    held answers are fed as they arrived and the checker reports the divergence.
     """
+
+    def __init__(self, transcript: Transcript) -> None:
+        self.recorded = [entry.input for entry in transcript.entries]
+        self.held: list[Any] = []
+
+    def _wanted(self, run: Any) -> Any:
+        step = run.driver.steps
+        want = self.recorded[step] if step < len(self.recorded) else None
+        return want if isinstance(want, _TOOL_ANSWERS) else None
+
+    def ready(self, run: Any) -> Any:
+        """A held answer to feed now, or ``_WAIT``."""
+        held, want = self.held, self._wanted(run)
+        if want is None:
+            return held.pop(0) if held else _WAIT
+        for i, item in enumerate(held):
+            if type(item) is type(want) and item.id == want.id:
+                return held.pop(i)
+        ended = sum(isinstance(h, (ToolFinished, ToolFailed)) for h in held)
+        if held and ended >= len(run.running):
+            return held.pop(0)  # nothing else can come: feed in arrival order
+        return _WAIT
+
+    def arrived(self, run: Any, item: Any) -> Any:
+        """An item from the inbox: feed it now, or hold it (``_WAIT``)."""
+        want = self._wanted(run)
+        if want is None or not isinstance(item, _TOOL_ANSWERS):
+            return item
+        self.held.append(item)
+        return self.ready(run)
+
+    @staticmethod
+    def stamped(run: Any, item: Any) -> Any:
+        return replace(item, at=run.clock()) if isinstance(item, _TOOL_ANSWERS) else item
+
+
+def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
+    """A sync runner that feeds live tool answers in the recorded order."""
     from .sync import _SyncRun
 
-    recorded = [entry.input for entry in transcript.entries]
+    order = _RecordedOrder(transcript)
 
     class InRecordedOrder(_SyncRun):
-        held: list[Any]
-
         def next_answer(self) -> Any:
-            item = self.pick()
-            if isinstance(item, (ToolUpdated, ToolFinished, ToolFailed)):
-                # Stamped when it is fed, as the recording stamped it, not when it was held.
-                item = replace(item, at=self.clock())
-            return item
+            item = order.ready(self)
+            while item is _WAIT:
+                item = order.arrived(self, self.inbox.get())
+            return order.stamped(self, item)
 
-        def pick(self) -> Any:
-            held = self.held
-            step = self.driver.steps
-            want = recorded[step] if step < len(recorded) else None
-            if not isinstance(want, (ToolUpdated, ToolFinished, ToolFailed)):
-                return held.pop(0) if held else self.inbox.get()
-            while True:
-                for i, item in enumerate(held):
-                    if type(item) is type(want) and item.id == want.id:
-                        return held.pop(i)
-                ended = sum(isinstance(h, (ToolFinished, ToolFailed)) for h in held)
-                if held and ended >= len(self.running):
-                    return held.pop(0)  # nothing else can come: feed in arrival order
-                item = self.inbox.get()
-                if not isinstance(item, (ToolUpdated, ToolFinished, ToolFailed)):
-                    return item
-                held.append(item)
+    return InRecordedOrder(*args)
 
-    run = InRecordedOrder(*args)
-    run.held = []
-    return run
+
+def _in_recorded_order_async(transcript: Transcript, *args: Any) -> Any:
+    """The asyncio twin of :func:`_in_recorded_order`."""
+    from .aio import _AsyncRun
+
+    order = _RecordedOrder(transcript)
+
+    class InRecordedOrder(_AsyncRun):
+        async def next_answer(self) -> Any:
+            assert self.inbox is not None
+            item = order.ready(self)
+            while item is _WAIT:
+                item = order.arrived(self, await self.inbox.get())
+            return order.stamped(self, item)
+
+    return InRecordedOrder(*args)
+
+
+def _llm_setup(source: Source, options: ReplayOptions) -> tuple[Transcript, _LiveChecker, RecordedModel]:
+    t = _load(source)
+    if not t.entries:
+        raise TranscriptError("line 1: the transcript has no steps to replay")
+    checker = _LiveChecker(t, options)
+    return t, checker, RecordedModel(t, checker)
+
+
+def _llm_result(t: Transcript, checker: _LiveChecker, run: Any, events: list[AgentEvent],
+                messages: list[AgentMessage]) -> ReplayResult:
+    if checker.failure is not None:
+        raise ReplayDivergence(checker.failure)
+    if checker.index < t.steps:
+        nxt = t.entries[checker.index]
+        raise ReplayDivergence(Divergence(
+            "left_over", nxt.step, checker.cmp.turn, nxt.input_json, None, "",
+            f"the run ended after step {checker.index}; {t.steps - checker.index} recorded steps are left"))
+    return ReplayResult(events, messages, run.driver.state, checker.index, run.finished)
 
 
 def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
@@ -501,11 +558,7 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     """
     from .sync import AgentEventStream
 
-    t = _load(source)
-    if not t.entries:
-        raise TranscriptError("line 1: the transcript has no steps to replay")
-    checker = _LiveChecker(t, options)
-    model = RecordedModel(t, checker)
+    t, checker, model = _llm_setup(source, options)
     run = _in_recorded_order(t, t.initial_state, tools, config, t.entries[0].input, signal, model, checker,
                              checker.clock)
     stream = AgentEventStream(run)
@@ -515,14 +568,25 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     except _Stop:
         assert checker.failure is not None
         raise ReplayDivergence(checker.failure) from None
-    if checker.failure is not None:
-        raise ReplayDivergence(checker.failure)
-    if checker.index < t.steps:
-        nxt = t.entries[checker.index]
-        raise ReplayDivergence(Divergence(
-            "left_over", nxt.step, checker.cmp.turn, nxt.input_json, None, "",
-            f"the run ended after step {checker.index}; {t.steps - checker.index} recorded steps are left"))
-    return ReplayResult(events, messages, run.driver.state, checker.index, run.finished)
+    return _llm_result(t, checker, run, events, messages)
+
+
+async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
+                      options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None) -> ReplayResult:
+    """:func:`replay_llm` on the asyncio interpreter (``async def`` tools and hooks awaited)."""
+    from .aio import AgentEventStream
+
+    t, checker, model = _llm_setup(source, options)
+    run = _in_recorded_order_async(t, t.initial_state, tools, config, t.entries[0].input, signal, model,
+                                   checker, checker.clock)
+    stream = AgentEventStream(run)
+    try:
+        events = [event async for event in stream]
+        messages = await stream.result()
+    except _Stop:
+        assert checker.failure is not None
+        raise ReplayDivergence(checker.failure) from None
+    return _llm_result(t, checker, run, events, messages)
 
 
 # --------------------------------------------------------------------------- resume

@@ -252,3 +252,25 @@ def test_llm_only_replay_is_not_fooled_by_parallel_tools_finishing_in_another_or
     with pytest.raises(ReplayDivergence) as info:
         replay_llm(t, config, [make_tool("!")])
     assert info.value.report.kind == "effect"
+
+
+def test_llm_only_replay_on_asyncio_with_async_tools(tmp_path: Path) -> None:
+    import asyncio
+
+    from interpreters.replay import areplay_llm
+
+    t = tmp_path / "async.jsonl"
+    events, messages, _ = record(t)
+
+    @tool(name="add")
+    async def add(a: int, b: int) -> str:
+        """Add two numbers."""
+        await asyncio.sleep(0)
+        return f"{a + b}"
+
+    config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
+    result = asyncio.run(areplay_llm(t, config, [add]))
+    assert result.messages == messages
+    assert [e.type for e in result.events] == [e.type for e in events]
+    with pytest.raises(ReplayDivergence):
+        asyncio.run(areplay_llm(t, config, [make_tool("?")]))
