@@ -46,6 +46,7 @@ import dataclasses
 import inspect
 import logging
 import threading
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -610,6 +611,11 @@ class Agent:
         self.clear_all_queues()
 
 
+def _stop_loop(loop: asyncio.AbstractEventLoop) -> None:
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(loop.stop)
+
+
 class _DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
     """An executor whose work runs on daemon threads (one per call); a ThreadPoolExecutor only
     because asyncio accepts nothing else as a default executor."""
@@ -658,6 +664,8 @@ class SyncAgent:
         self._thread = threading.Thread(target=self._loop.run_forever, name="agentcore-agent", daemon=True)
         self._thread.start()
         self._closed = False
+        # A SyncAgent dropped without close(): stop its loop so its thread ends too.
+        weakref.finalize(self, _stop_loop, self._loop)
 
     # -- plumbing
 

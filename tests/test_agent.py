@@ -832,3 +832,20 @@ def test_continue_without_a_model_keeps_the_queued_messages() -> None:
     with pytest.raises(RuntimeError):
         asyncio.run(agent.continue_())
     assert [m.text for m in agent.steering_queue] == ["queued"]
+
+
+def test_a_sync_agent_dropped_without_close_does_not_leave_its_thread() -> None:
+    import gc
+    import threading
+    import time
+
+    from interpreters.agent import SyncAgent
+
+    before = sum(t.name == "agentcore-agent" for t in threading.enumerate())
+    for _ in range(5):
+        SyncAgent()
+    gc.collect()
+    deadline = time.monotonic() + 2
+    while sum(t.name == "agentcore-agent" for t in threading.enumerate()) > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sum(t.name == "agentcore-agent" for t in threading.enumerate()) == before
