@@ -2,7 +2,7 @@
 
 Run: ``python bench/bench_decode.py`` (add ``--quick`` for fewer repetitions). Prints two tables.
 
-1. **Decode** - every recorded 2xx streaming body of the corpus (``shared/corpus``), per API, fed
+1. **Decode** - every recorded 2xx streaming body of the provider corpus, per API, fed
    to the codec's decoder in 512-byte pieces (about what a socket read gives), as MB/s of body and
    stream events per second. When the ``openai`` package is importable, a column gives the
    throughput of the official SDK's SSE parsing of the same bytes (its ``SSEDecoder`` plus one
