@@ -213,6 +213,15 @@ def _fail(model: Model, timestamp: int, message: str, api_key: str | None = None
     return partial.error(reason, _scrub(message, api_key))
 
 
+def _build(client: httpx.Client | httpx.AsyncClient, req: HttpRequest) -> httpx.Request | str:
+    """The httpx request of ``req``, or the error text when it cannot be built (e.g. a body that
+    ``on_payload`` made unencodable, a header httpx refuses)."""
+    try:
+        return client.build_request(req.method, req.url, headers=req.headers, content=req.body_bytes())
+    except Exception as exc:  # noqa: BLE001
+        return f"Could not build the HTTP request: {type(exc).__name__}: {exc}"
+
+
 def _prepare(model: Model, context: LlmContext, options: StreamOptions,
              environ: Mapping[str, str], timestamp: int) -> _Call | ErrorEvent:
     """Codec, API key and request of one call (``on_payload`` is applied by the caller)."""
@@ -592,11 +601,9 @@ class HttpStreamer:
             while True:
                 session.begin_attempt()
                 req = call.request
-                try:
-                    built = self.client.build_request(req.method, req.url, headers=req.headers,
-                                                      content=req.body_bytes())
-                except Exception as exc:  # noqa: BLE001 - e.g. a body on_payload made unencodable
-                    yield session.fail(f"Could not build the HTTP request: {type(exc).__name__}: {exc}")
+                built = _build(self.client, req)
+                if isinstance(built, str):
+                    yield session.fail(built)
                     return
                 exchange = _SyncExchange(self.client, built)
                 current.append(exchange)
@@ -789,11 +796,9 @@ class AsyncHttpStreamer:
             while True:
                 session.begin_attempt()
                 req = call.request
-                try:
-                    built = self.client.build_request(req.method, req.url, headers=req.headers,
-                                                      content=req.body_bytes())
-                except Exception as exc:  # noqa: BLE001 - e.g. a body on_payload made unencodable
-                    yield session.fail(f"Could not build the HTTP request: {type(exc).__name__}: {exc}")
+                built = _build(self.client, req)
+                if isinstance(built, str):
+                    yield session.fail(built)
                     return
                 exchange = _AsyncExchange(self.client, built)
                 current.append(exchange)
