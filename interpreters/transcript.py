@@ -112,6 +112,7 @@ from agentcore.tools import AgentToolResult
 
 __all__ = [
     "FORMAT",
+    "READABLE_VERSIONS",
     "VERSION",
     "Entry",
     "EffectEncoder",
@@ -124,7 +125,8 @@ __all__ = [
 ]
 
 FORMAT: Final = "agentcore-fx"
-VERSION: Final = 1
+VERSION: Final = 2
+READABLE_VERSIONS: Final = (1, 2)
 REDACTED: Final = "[REDACTED]"
 
 FlushMode = Literal["entry", "turn"]
@@ -816,6 +818,25 @@ def _which_interpreter() -> str:
     return "asyncio"
 
 
+_RUN_SPAN_MS: Final = 1000
+_FOREVER: Final = 1 << 62
+_RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s}}\n'
+
+
+class _DeltaRun:
+    """Consecutive stream deltas of one content block, each answered by one ``message_update``."""
+
+    __slots__ = ("step", "id", "kind", "index", "texts", "ats")
+
+    def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int]) -> None:
+        self.step = step
+        self.id = id
+        self.kind: Any = kind
+        self.index = index
+        self.texts = texts
+        self.ats = ats
+
+
 class TranscriptRecorder:
     """Writes a run's transcript; pass it as ``journal=`` to any interpreter.
 
@@ -868,6 +889,8 @@ class TranscriptRecorder:
         self._buffer: list[str] = []
         self._offset = 0
         self._fast = _SHAPES_OK
+        self._run: _DeltaRun | None = None
+        self._run_span = _RUN_SPAN_MS if flush == "entry" else _FOREVER
 
     @classmethod
     def _appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
@@ -888,6 +911,8 @@ class TranscriptRecorder:
         self._buffer = []
         self._offset = base_step
         self._fast = _SHAPES_OK
+        self._run = None
+        self._run_span = _RUN_SPAN_MS if flush == "entry" else _FOREVER
         self._write(_DUMPS(marker) + "\n", now=True)
         return self
 
@@ -898,16 +923,25 @@ class TranscriptRecorder:
             self._open()
         n = self._offset + step
         self.steps = n
-        if type(input) is StreamEventReceived and len(effects) == 1 and type(input.event) in _DELTAS:
-            e0 = effects[0]
-            if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
-                ev: Any = input.event
-                delta = _json_str(ev.delta)
-                line = _DELTA_LINE % (n, input.id, ev.type, ev.content_index, delta, input.at)
-                if _hinted(delta) or self._holds_secret(line):
-                    line = scrub(line, self.secrets)
-                self._put(line, now=False)
-                return
+        if type(input) is StreamEventReceived and len(effects) == 1:
+            ev: Any = input.event
+            kind = type(ev)
+            if kind in _DELTAS:
+                e0 = effects[0]
+                if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
+                    # A stream delta: held in the current run of deltas (written when it ends).
+                    run = self._run
+                    if run is not None:
+                        if (run.id == input.id and run.kind is kind and run.index == ev.content_index
+                                and input.at - run.ats[0] <= self._run_span):
+                            run.texts.append(ev.delta)
+                            run.ats.append(input.at)
+                            return
+                        self._end_run()
+                    self._run = _DeltaRun(n, input.id, kind, ev.content_index, [ev.delta], [input.at])
+                    return
+        if self._run is not None:
+            self._end_run()
         if self._fast:
             encoder = self.encoder
             memo = encoder.memo
@@ -929,6 +963,27 @@ class TranscriptRecorder:
                     end_of_turn = True
                     break
         self._put(line, now=end_of_turn)
+
+    def _end_run(self) -> None:
+        """Write the run of deltas held so far: one step line for a lone delta, else one
+        ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed back in
+        pieces is found; its scrubbed text then goes in the first delta, the others are empty."""
+        run = self._run
+        assert run is not None
+        self._run = None
+        texts, ats = run.texts, run.ats
+        joined = texts[0] if len(texts) == 1 else "".join(texts)
+        if _hinted(joined) or self._holds_secret(joined):
+            clean = scrub(joined, self.secrets)
+            if clean != joined:
+                texts = [clean] + [""] * (len(texts) - 1)
+        if len(texts) == 1:
+            line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, _json_str(texts[0]), ats[0])
+        else:
+            at = str(ats[0]) if ats.count(ats[0]) == len(ats) else _DUMPS(ats)
+            line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
+                                _DUMPS(texts), at)
+        self._put(line, now=False)
 
     def _reference_line(self, n: int, input: Input, effects: Sequence[Effect]) -> str:
         """A step line built the plain way: the codec's JSON data, dumped whole (the fast path
@@ -968,7 +1023,9 @@ class TranscriptRecorder:
             os.fsync(self._file.fileno())
 
     def flush(self) -> None:
-        """Write what ``flush="turn"`` holds back."""
+        """Write what is held back: the current run of deltas, and the turn with ``flush="turn"``."""
+        if self._run is not None:
+            self._end_run()
         if self._buffer and self._file is not None:
             data = "".join(self._buffer)
             self._buffer.clear()
@@ -1134,8 +1191,8 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     if not isinstance(header, dict) or header.get("transcript") != FORMAT:
         raise _fail(1, "not an agentcore-fx transcript (no {\"transcript\": \"agentcore-fx\"} header)")
     version = header.get("version")
-    if version != VERSION:
-        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads version {VERSION})")
+    if version not in READABLE_VERSIONS or type(version) is not int:
+        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions 1 and 2)")
     if "initial_state" not in header:
         raise _fail(1, "the header has no initial_state")
     entries: list[Entry] = []
@@ -1166,6 +1223,9 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         n = obj["step"]
         if n != len(entries) + 1:
             raise _fail(lineno, f"step {n!r} out of order (expected step {len(entries) + 1})")
+        if "deltas" in obj:
+            _expand_run(obj, lineno, entries, seqs, folds)
+            continue
         inp_json = obj.get("input")
         effects = obj.get("effects", [])
         if not isinstance(inp_json, dict) or not isinstance(effects, list):
@@ -1187,6 +1247,47 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
             raise _fail(lineno, f"damaged history delta: {exc}") from None
         entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs))
     return Transcript(path, header, entries, torn, tuple(resumed), size)
+
+
+_DELTA_KINDS: Final[dict[str, type]] = {cls.type: cls for cls in _DELTAS}
+
+
+def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: dict[str, list[Any]],
+                folds: dict[int, PartialFold]) -> None:
+    """Append the steps of a ``deltas`` line (a run of stream deltas) to ``entries``."""
+    run = obj["deltas"]
+    first = obj["step"]
+    try:
+        if not isinstance(run, dict):
+            raise ValueError("deltas must be an object")
+        sid, kind, index, texts, at = run["id"], run["type"], run["content_index"], run["text"], run["at"]
+        cls = _DELTA_KINDS.get(kind)
+        if cls is None:
+            raise ValueError(f"unknown delta type {kind!r}")
+        if (type(sid) is not int or type(index) is not int or not isinstance(texts, list) or not texts
+                or not all(type(t) is str for t in texts)):
+            raise ValueError("id and content_index must be integers and text a list of strings")
+        if obj.get("last") != first + len(texts) - 1:
+            raise ValueError(f"last is {obj.get('last')!r} but {len(texts)} deltas from step {first} end at "
+                             f"step {first + len(texts) - 1}")
+        ats = [at] * len(texts) if type(at) is int else at
+        if not isinstance(ats, list) or len(ats) != len(texts) or not all(type(a) is int for a in ats):
+            raise ValueError("at must be an integer or one integer per delta")
+    except (KeyError, ValueError) as exc:
+        raise _fail(lineno, f"damaged deltas line ({exc})") from None
+    fold = folds.get(sid)
+    if fold is None:
+        fold = folds[sid] = PartialFold()
+    try:
+        for offset, (delta, ms) in enumerate(zip(texts, ats)):
+            n = first + offset
+            event = fold.apply(cls(index, delta, None))
+            text = _DELTA_LINE % (n, sid, kind, index, _json_str(delta), ms)
+            inp_json = {"type": "stream_event_received", "id": sid,
+                        "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
+            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, [_UPDATE], text[:-1], seqs))
+    except (CodecError, TypeError, KeyError, ValueError) as exc:
+        raise _fail(lineno, f"cannot decode the input: {exc}") from None
 
 
 def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any]]:

@@ -57,11 +57,15 @@ def edit(path: Path, line: int, change: Any) -> None:
     path.write_text("\n".join(text) + "\n")
 
 
-def step_of(path: Path, predicate: Any) -> int:
+def entry_of(path: Path, predicate: Any) -> Any:
     for entry in read_transcript(path):
         if predicate(entry):
-            return entry.step
+            return entry
     raise AssertionError("no such step")
+
+
+def step_of(path: Path, predicate: Any) -> int:
+    return int(entry_of(path, predicate).step)
 
 
 def test_strict_replay_reproduces_events_messages_and_state(tmp_path: Path) -> None:
@@ -152,11 +156,11 @@ def test_ignore_system_prompt_and_timestamps(tmp_path: Path) -> None:
 
     path2 = tmp_path / "r2.jsonl"
     record(path2)
-    n = step_of(path2, lambda e: e.input.type == "tool_finished")
-    edit(path2, n + 1, lambda o: o["input"].update(at=o["input"]["at"] + 5))
+    finished = entry_of(path2, lambda e: e.input.type == "tool_finished")
+    edit(path2, finished.line, lambda o: o["input"].update(at=o["input"]["at"] + 5))
     with pytest.raises(ReplayDivergence) as info:
         replay(path2)
-    assert info.value.report.step == n
+    assert info.value.report.step == finished.step
     assert replay(path2, options=ReplayOptions(ignore_timestamps=True)).finished
 
 
@@ -182,8 +186,9 @@ def test_out_of_recording_and_left_over(tmp_path: Path) -> None:
 def test_rejected_input_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     record(path)
-    n = step_of(path, lambda e: e.input.type == "tool_finished")
-    edit(path, n + 1, lambda o: o["input"].update(id=99))
+    entry = entry_of(path, lambda e: e.input.type == "tool_finished")
+    n = entry.step
+    edit(path, entry.line, lambda o: o["input"].update(id=99))
     with pytest.raises(ReplayDivergence) as info:
         replay(path)
     assert info.value.report.kind == "rejected" and info.value.report.step == n

@@ -78,27 +78,27 @@ def test_record_then_strict_replay_is_identical(tmp_path: Path, sc: dict[str, An
     assert result.finished
 
 
-def _mutations(path: Path) -> list[tuple[int, Any]]:
-    """(step, how to mutate its line) for every answer that can be changed."""
+def _mutations(path: Path) -> list[tuple[Any, Any]]:
+    """(entry, how to mutate its line) for every answer that can be changed."""
     t = read_transcript(path)
-    found: list[tuple[int, Any]] = []
+    found: list[tuple[Any, Any]] = []
     for i, entry in enumerate(t.entries):
         kind = entry.input_json["type"]
         if kind == "tool_finished":
             def change(o: Any) -> None:
                 o["input"]["result"]["content"][0]["text"] += "?"
-            found.append((entry.step, change))
+            found.append((entry, change))
         elif kind == "stream_event_received" and entry.input_json["event"]["type"] == "done":
             content = entry.input_json["event"]["message"]["content"]
             j = next((k for k, c in enumerate(content) if c["type"] == "text"), None)
             if j is not None:
                 def change_text(o: Any, j: int = j) -> None:
                     o["input"]["event"]["message"]["content"][j]["text"] += " (edited)"
-                found.append((entry.step, change_text))
+                found.append((entry, change_text))
         if (i + 1 < len(t.entries) and kind in ("tool_finished", "tool_failed")
                 and t.entries[i + 1].input_json["type"] in ("tool_finished", "tool_failed")
                 and t.entries[i + 1].input_json["id"] != entry.input_json["id"]):
-            found.append((entry.step, "swap"))
+            found.append((entry, "swap"))
     return found
 
 
@@ -110,16 +110,17 @@ def test_a_mutated_answer_is_caught_at_its_step(tmp_path: Path, sc: dict[str, An
     mutations = _mutations(path)
     if not mutations:
         return
-    step, how = mutations[pick % len(mutations)]
+    entry, how = mutations[pick % len(mutations)]
+    step, at = entry.step, entry.line - 1  # tool results and done events have lines of their own
     lines = path.read_text().splitlines()
     if how == "swap":
-        a, b = json.loads(lines[step]), json.loads(lines[step + 1])
+        a, b = json.loads(lines[at]), json.loads(lines[at + 1])
         a["input"], b["input"] = b["input"], a["input"]
-        lines[step], lines[step + 1] = json.dumps(a), json.dumps(b)
+        lines[at], lines[at + 1] = json.dumps(a), json.dumps(b)
     else:
-        obj = json.loads(lines[step])
+        obj = json.loads(lines[at])
         how(obj)
-        lines[step] = json.dumps(obj)
+        lines[at] = json.dumps(obj)
     path.write_text("\n".join(lines) + "\n")
     try:
         replay(path)

@@ -1,4 +1,4 @@
-"""Transcript format v1: recorder, reader, secrets."""
+"""Transcript format v2: recorder, reader, secrets."""
 
 from __future__ import annotations
 
@@ -56,13 +56,14 @@ def test_header_and_step_lines(tmp_path: Path) -> None:
     header, *steps = lines(path)
     assert set(header) == {"transcript", "version", "library_version", "created_at", "model", "system_prompt",
                            "tools", "hooks", "interpreter", "initial_state"}
-    assert header["transcript"] == "agentcore-fx" and header["version"] == 1
+    assert header["transcript"] == "agentcore-fx" and header["version"] == 2
     assert header["library_version"] == "0.1.0" and header["interpreter"] == "sync"
     assert header["model"]["id"] == "m1" and header["system_prompt"] == "Be exact."
     assert [t["name"] for t in header["tools"]] == ["add"] and header["hooks"] == []
     assert header["initial_state"]["type"] == "LoopState" and isinstance(header["created_at"], int)
-    assert [s["step"] for s in steps] == list(range(1, len(steps) + 1))
-    assert all(set(s) == {"step", "input", "effects"} for s in steps)
+    covered = [n for s in steps for n in range(s["step"], s.get("last", s["step"]) + 1)]
+    assert covered == list(range(1, len(covered) + 1))
+    assert all(set(s) in ({"step", "input", "effects"}, {"step", "last", "deltas"}) for s in steps)
     assert steps[0]["input"]["type"] == "started"
     assert [e["type"] for e in steps[0]["effects"]] == ["emit"] * 4 + ["call_llm"]
     assert steps[-1]["effects"][-2:] == [steps[-1]["effects"][-2], {"type": "run_ended",
@@ -73,12 +74,101 @@ def test_header_and_step_lines(tmp_path: Path) -> None:
 def test_stream_inputs_have_no_partials_and_updates_are_compact(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     record(path, ["x" * 400])
-    deltas = [s for s in lines(path)[1:] if s["input"]["type"] == "stream_event_received"
-              and s["input"]["event"]["type"] == "text_delta"]
-    assert len(deltas) == 50
-    assert deltas[3]["input"] == {"type": "stream_event_received", "id": 1,
-                                  "event": {"type": "text_delta", "content_index": 0, "delta": "x" * 8}, "at": 7}
-    assert deltas[3]["effects"] == [{"type": "emit", "event": {"type": "message_update"}}]
+    runs = [s for s in lines(path)[1:] if "deltas" in s]
+    assert runs == [{"step": 4, "last": 53, "deltas": {"id": 1, "type": "text_delta", "content_index": 0,
+                                                       "text": ["x" * 8] * 50, "at": 7}}]
+    # Read back, a run is one step per delta, exactly as if each had its own line.
+    deltas = [e for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
+    assert [e.step for e in deltas] == list(range(4, 54)) and {e.line for e in deltas} == {5}
+    assert deltas[3].input_json == {"type": "stream_event_received", "id": 1,
+                                    "event": {"type": "text_delta", "content_index": 0, "delta": "x" * 8}, "at": 7}
+    assert deltas[3].effects_json == [{"type": "emit", "event": {"type": "message_update"}}]
+    assert json.loads(deltas[3].text) == {"step": 7, "input": deltas[3].input_json, "effects": deltas[3].effects_json}
+    assert deltas[3].input.event.partial.to_message().content[0].text == "x" * 32
+
+
+def test_a_lone_delta_has_a_step_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["short"])
+    (delta,) = [s for s in lines(path)[1:] if s.get("input", {}).get("event", {}).get("type") == "text_delta"]
+    assert delta == {"step": 4, "input": {"type": "stream_event_received", "id": 1, "event": {
+        "type": "text_delta", "content_index": 0, "delta": "short"}, "at": 7},
+        "effects": [{"type": "emit", "event": {"type": "message_update"}}]}
+
+
+def test_a_run_of_deltas_keeps_each_time_and_ends_with_its_block(tmp_path: Path) -> None:
+    ticks = iter(range(1000, 2000))
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("Be exact.", [], [add])
+    cfg = AgentLoopConfig(model=Model(id="m1"))
+    run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, clock=lambda: next(ticks),
+                   stream_fn=ScriptedModel([Reply(text="abcdefghij", thinking="hmmhmm")], chunk_size=4),
+                   journal=TranscriptRecorder(path, ctx, cfg))
+    runs = [s["deltas"] for s in lines(path)[1:] if "deltas" in s]
+    assert [(r["type"], r["text"]) for r in runs] == [("thinking_delta", ["hmmh", "mm"]),
+                                                       ("text_delta", ["abcd", "efgh", "ij"])]
+    assert all(isinstance(r["at"], list) and r["at"] == sorted(r["at"]) for r in runs)
+    assert replay(path).finished
+
+
+def test_entry_mode_ends_a_run_after_a_second(tmp_path: Path) -> None:
+    times = iter([0, 0, 0, 0, 0, 500, 1000, 1001, 1600, 2500, 2500, 2500, 2500, 2500, 2500, 2500, 2500])
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext()
+    cfg = AgentLoopConfig(model=Model(id="m1"))
+    run_agent_loop("go", ctx, cfg, emit=lambda e: None, clock=lambda: next(times),
+                   stream_fn=ScriptedModel(["aabbccddee"], chunk_size=2), journal=TranscriptRecorder(path, ctx, cfg))
+    runs = [s for s in lines(path)[1:] if "deltas" in s]
+    assert [(r["deltas"]["text"], r["deltas"]["at"]) for r in runs] == [(["aa", "bb", "cc"], [0, 500, 1000]),
+                                                                         (["dd", "ee"], [1001, 1600])]
+    assert read_transcript(path).steps == lines(path)[-1]["step"]
+
+
+@pytest.mark.parametrize("damage", [
+    ({"text": []}, "id and content_index must be integers and text a list of strings"),
+    ({"text": ["a", 1]}, "id and content_index must be integers and text a list of strings"),
+    ({"type": "image_delta"}, "unknown delta type 'image_delta'"),
+    ({"at": [1]}, "at must be an integer or one integer per delta"),
+    ({"id": None}, "id and content_index must be integers and text a list of strings"),
+])
+def test_a_damaged_deltas_line_is_named(tmp_path: Path, damage: tuple[dict[str, Any], str]) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["x" * 40])
+    text = path.read_text().splitlines()
+    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
+    obj = json.loads(text[index])
+    obj["deltas"].update(damage[0])
+    text[index] = json.dumps(obj)
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    assert str(info.value) == f"line {index + 1}: damaged deltas line ({damage[1]})"
+
+
+def test_a_deltas_line_whose_last_step_does_not_add_up_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["x" * 40])
+    text = path.read_text().splitlines()
+    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
+    text[index] = text[index].replace('"last":8', '"last":9')
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    assert str(info.value) == f"line {index + 1}: damaged deltas line (last is 9 but 5 deltas from step 4 end at step 8)"
+
+
+def test_version_1_files_are_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    messages = record(path, ["x" * 24])
+    t = read_transcript(path)
+    header, *steps = path.read_text().splitlines()
+    v1 = json.loads(header)
+    v1["version"] = 1
+    old = tmp_path / "v1.jsonl"
+    old.write_text("\n".join([json.dumps(v1)] + [e.text for e in t]) + "\n")
+    back = read_transcript(old)
+    assert back.version == 1 and [e.input for e in back] == [e.input for e in t]
+    assert [e.effects for e in back] == [e.effects for e in t] and replay(old).messages == messages
 
 
 def test_fast_path_matches_the_codec(tmp_path: Path) -> None:
@@ -95,8 +185,8 @@ def test_fast_path_matches_the_codec(tmp_path: Path) -> None:
 
 def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:
     small, big = tmp_path / "s.jsonl", tmp_path / "b.jsonl"
-    record(small, ["y" * 8_000])
-    record(big, ["y" * 16_000])
+    record(small, [Reply(text="y" * 8_000, thinking="z" * 8_000)])
+    record(big, [Reply(text="y" * 16_000, thinking="z" * 16_000)])
     s, b = small.stat().st_size, big.stat().st_size
     assert 1.8 < b / s < 2.2
     many = [tool_call("add", {"a": i, "b": 1}) for i in range(40)] + ["done"]
@@ -104,7 +194,7 @@ def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:
     record(ten, [tool_call("add", {"a": i, "b": 1}) for i in range(10)] + ["done"])
     record(forty, many)
     assert forty.stat().st_size / ten.stat().st_size < 4.6
-    calls = [e for s in lines(forty)[1:] for e in s["effects"] if e["type"] == "call_llm"]
+    calls = [e for s in lines(forty)[1:] for e in s.get("effects", []) if e["type"] == "call_llm"]
     assert [c["messages"]["keep"] for c in calls[:4]] == [0, 1, 3, 5]
     assert all(len(c["messages"]["add"]) == 2 for c in calls[1:])
 
@@ -113,7 +203,7 @@ def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None
     path = tmp_path / "run.jsonl"
     messages = record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
     t = read_transcript(path)
-    assert t.version == 1 and not t.torn and t.steps == len(lines(path)) - 1
+    assert t.version == 2 and not t.torn and t.steps == lines(path)[-1]["step"]
     ctx = AgentContext("Be exact.", [], [add])
     assert t.initial_state == initial_state(ctx, AgentLoopConfig(model=Model(id="m1")))
     last_delta = [e.input for e in t if isinstance(e.input, StreamEventReceived)][-2]
@@ -140,8 +230,10 @@ def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path) -> None:
     (b"", "line 1: empty file"),
     (b"hello\n", "line 1: not an agentcore-fx transcript"),
     (b'{"some": "json"}\n', "line 1: not an agentcore-fx transcript"),
-    (b'{"transcript": "agentcore-fx", "version": 2, "initial_state": {}}\n',
-     "line 1: unsupported transcript version 2 (this reader reads version 1)"),
+    (b'{"transcript": "agentcore-fx", "version": 3, "initial_state": {}}\n',
+     "line 1: unsupported transcript version 3 (this reader reads versions 1 and 2)"),
+    (b'{"transcript": "agentcore-fx", "version": true, "initial_state": {}}\n',
+     "line 1: unsupported transcript version True (this reader reads versions 1 and 2)"),
 ])
 def test_not_a_transcript(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.jsonl"
