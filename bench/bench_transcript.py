@@ -5,6 +5,12 @@
 Prints a table: time of a plain scripted run, the same run recorded (flush="entry" and
 flush="turn"), the overhead in percent, the transcript size (medians of 9 interleaved runs), then
 strict replay and read time of a 1,000-turn tool-loop transcript.
+
+Scenarios: "streamed turns" is shaped like a real agent run (each reply streams ~1.2 KB of text
+in 4-character deltas, the way providers stream tokens, then a tool call whose arguments stream
+too; each tool returns ~600 characters). The tool loops (one short tool call per reply, a
+one-character result) are the worst case for a recorder: almost no work per turn to compare
+with. "one reply, 10k deltas" isolates the per-delta cost.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, run_agent_loop, tool
 from interpreters.replay import replay
-from interpreters.scripted import tool_call
+from interpreters.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
 
@@ -28,13 +34,28 @@ def echo(x: int) -> str:
     return str(x)
 
 
+@tool
+def lookup(query: str, limit: int) -> str:
+    """Look something up."""
+    return f"Results for {query!r}: " + "; ".join(f"item {i}: a line of found text" for i in range(limit))
+
+
+def streamed_turns(turns: int) -> list[Any]:
+    text = "Let me check that. The answer depends on a few things worth looking up first. " * 16
+    calls = [Reply(text=text, tool_calls=[ScriptedCall("lookup", {"query": f"the question, part {i}", "limit": 18})])
+             for i in range(turns - 1)]
+    return calls + [Reply(text=text)]
+
+
 def tool_loop(turns: int) -> list[Any]:
     return [tool_call("echo", {"x": i}) for i in range(turns - 1)] + ["done"]
 
 
 def run(replies: list[Any], chunk: int | None, journal_path: Path | None, flush: str = "entry") -> float:
-    ctx = AgentContext("You echo.", [], [echo])
+    ctx = AgentContext("You echo.", [], [echo, lookup])
     cfg = AgentLoopConfig(model=Model(id="bench"), tool_execution="sequential")
+    if journal_path is not None:
+        journal_path.unlink(missing_ok=True)  # a new file, as for a new run (not timed)
     journal = TranscriptRecorder(journal_path, ctx, cfg, flush=flush) if journal_path else None  # type: ignore[arg-type]
     model = ScriptedModel(replies, chunk_size=chunk)
     t0 = time.perf_counter()
@@ -58,6 +79,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     rows = []
     scenarios = {
+        "streamed turns, 50 turns": (streamed_turns(50), 4),
         "tool loop, 200 turns": (tool_loop(200), 8),
         "tool loop, 1000 turns": (tool_loop(1000), 8),
         "one reply, 10k deltas": (["x" * 80_000], 8),

@@ -826,15 +826,20 @@ _RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_
 class _DeltaRun:
     """Consecutive stream deltas of one content block, each answered by one ``message_update``."""
 
-    __slots__ = ("step", "id", "kind", "index", "texts", "ats")
+    __slots__ = ("step", "id", "kind", "index", "texts", "ats", "until", "add_text", "add_at")
 
-    def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int]) -> None:
+    def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int],
+                 until: int) -> None:
         self.step = step
         self.id = id
         self.kind: Any = kind
         self.index = index
         self.texts = texts
         self.ats = ats
+        self.until = until
+        """The run ends at the first delta after this time (``flush="entry"``: a second)."""
+        self.add_text = texts.append
+        self.add_at = ats.append
 
 
 class TranscriptRecorder:
@@ -882,7 +887,7 @@ class TranscriptRecorder:
         self.interpreter = interpreter
         self.secrets = _known_secrets(config, secrets)
         self.encoder = EffectEncoder()
-        self.steps = 0
+        self._steps = 0
         self._state: LoopState | None = state
         self._config = config
         self._file: Any = None
@@ -904,7 +909,7 @@ class TranscriptRecorder:
         self.interpreter = None
         self.secrets = _known_secrets(config, secrets)
         self.encoder = encoder
-        self.steps = base_step
+        self._steps = base_step
         self._state = None
         self._config = config
         self._file = open(self.path, "ab", buffering=0)
@@ -919,29 +924,30 @@ class TranscriptRecorder:
     # -- the Journal protocol
 
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
-        if self._file is None:
-            self._open()
-        n = self._offset + step
-        self.steps = n
+        run = self._run
+        ev: Any
         if type(input) is StreamEventReceived and len(effects) == 1:
-            ev: Any = input.event
+            ev = input.event
             kind = type(ev)
-            if kind in _DELTAS:
+            if run is not None and kind is run.kind and ev.content_index == run.index and input.id == run.id:
+                # The next delta of the current run: the hot path of a streamed reply, kept short.
+                e0: Any = effects[0]
+                if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
+                    if input.at <= run.until:
+                        run.add_text(ev.delta)
+                        run.add_at(input.at)
+                    else:
+                        self._start_run(self._offset + step, input)
+                    return
+            elif kind in _DELTAS:
                 e0 = effects[0]
                 if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
-                    # A stream delta: held in the current run of deltas (written when it ends).
-                    run = self._run
-                    if run is not None:
-                        if (run.id == input.id and run.kind is kind and run.index == ev.content_index
-                                and input.at - run.ats[0] <= self._run_span):
-                            run.texts.append(ev.delta)
-                            run.ats.append(input.at)
-                            return
-                        self._end_run()
-                    self._run = _DeltaRun(n, input.id, kind, ev.content_index, [ev.delta], [input.at])
+                    self._start_run(self._offset + step, input)
                     return
-        if self._run is not None:
-            self._end_run()
+        n = self._steps = self._offset + step
+        if self._file is None:
+            self._open()
+        held = self._run_line() if run is not None else ""  # written with this step's line
         if self._fast:
             encoder = self.encoder
             memo = encoder.memo
@@ -962,12 +968,30 @@ class TranscriptRecorder:
                 if type(e) is RunEnded or (type(e) is Emit and type(e.event) is TurnEndEvent):
                     end_of_turn = True
                     break
-        self._put(line, now=end_of_turn)
+        self._put(held + line, now=end_of_turn)
 
-    def _end_run(self) -> None:
-        """Write the run of deltas held so far: one step line for a lone delta, else one
-        ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed back in
-        pieces is found; its scrubbed text then goes in the first delta, the others are empty."""
+    @property
+    def steps(self) -> int:
+        """How many steps the transcript holds (some may still be held back: see :meth:`flush`)."""
+        run = self._run
+        return self._steps if run is None else run.step + len(run.texts) - 1
+
+    def _start_run(self, n: int, input: Any) -> None:
+        """Hold the delta of step ``n`` as the start of a new run (ending the current one)."""
+        if self._file is None:
+            self._open()
+        if self._run is not None:
+            self._put(self._run_line(), now=False)
+        self._steps = n
+        ev = input.event
+        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, [ev.delta], [input.at],
+                              input.at + self._run_span)
+
+    def _run_line(self) -> str:
+        """The line of the run of deltas held so far (which it ends): a step line for a lone
+        delta, else a ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed
+        back in pieces is found; its scrubbed text then goes in the first delta, the others are
+        empty."""
         run = self._run
         assert run is not None
         self._run = None
@@ -983,7 +1007,7 @@ class TranscriptRecorder:
             at = str(ats[0]) if ats.count(ats[0]) == len(ats) else _DUMPS(ats)
             line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
                                 _DUMPS(texts), at)
-        self._put(line, now=False)
+        return line
 
     def _reference_line(self, n: int, input: Input, effects: Sequence[Effect]) -> str:
         """A step line built the plain way: the codec's JSON data, dumped whole (the fast path
@@ -1025,7 +1049,7 @@ class TranscriptRecorder:
     def flush(self) -> None:
         """Write what is held back: the current run of deltas, and the turn with ``flush="turn"``."""
         if self._run is not None:
-            self._end_run()
+            self._put(self._run_line(), now=False)
         if self._buffer and self._file is not None:
             data = "".join(self._buffer)
             self._buffer.clear()
