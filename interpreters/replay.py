@@ -35,6 +35,7 @@ from typing import Any, Literal
 from returns.result import Failure
 
 from agentcore import (
+    ABORTED_TEXT,
     AbortRequested,
     AgentEvent,
     AgentLoopConfig,
@@ -45,6 +46,7 @@ from agentcore import (
     Effect,
     Emit,
     ErrorEvent,
+    ExecuteTool,
     Input,
     LoopState,
     RunEnded,
@@ -376,6 +378,11 @@ class _LiveChecker:
         self.cmp = _Comparator(transcript, options)
         self.index = 0
         self.failure: Divergence | None = None
+        self.signal: AbortSignal | None = None
+        """The live run's signal, fired where the recording has an abort next."""
+        self.unstarted = {e.input.id for e in transcript.entries
+                          if type(e.input) is ToolFailed and e.input.error == ABORTED_TEXT}
+        """Tool calls the recorded abort stopped before they started."""
 
     def fail(self, report: Divergence) -> _Stop:
         if self.failure is None:
@@ -394,6 +401,13 @@ class _LiveChecker:
         if problem is not None:
             raise self.fail(problem)
         self.index = step
+        if step < len(entries) and type(entries[step].input) is AbortRequested and self.signal is not None:
+            started = [e.id for e in effects if type(e) is ExecuteTool]
+            if all(i in self.unstarted for i in started):
+                # The recorded abort came before the run did anything else: fire it now, so the
+                # run feeds it next. (If tools this step asked for did start, it came while they
+                # ran: _RecordedOrder fires it once the run waits for them.)
+                self.signal.abort()
 
     def clock(self) -> int:
         entries = self.transcript.entries
@@ -459,19 +473,28 @@ class _RecordedOrder:
     answer is held back until the recording expects it, and stamped with the recorded time when
     it is fed. When what the recording expects never comes (the code under test changed), the
     held answers are fed as they arrived and the checker reports the divergence.
+
+    An abort the recording has while tools ran is fired when the run waits for them (tools
+    never run inline here, so the run does wait), and answers are held until it is fed.
     """
 
     def __init__(self, transcript: Transcript) -> None:
         self.recorded = [entry.input for entry in transcript.entries]
         self.held: list[Any] = []
 
-    def _wanted(self, run: Any) -> Any:
+    def _next(self, run: Any) -> Any:
         step = run.driver.steps
-        want = self.recorded[step] if step < len(self.recorded) else None
+        return self.recorded[step] if step < len(self.recorded) else None
+
+    def _wanted(self, run: Any) -> Any:
+        want = self._next(run)
         return want if isinstance(want, _TOOL_ANSWERS) else None
 
     def ready(self, run: Any) -> Any:
         """A held answer to feed now, or ``_WAIT``."""
+        if type(self._next(run)) is AbortRequested:
+            run.signal.abort()  # its wake-up comes through the inbox (a no-op if it already fired)
+            return _WAIT
         held, want = self.held, self._wanted(run)
         if want is None:
             return held.pop(0) if held else _WAIT
@@ -485,6 +508,9 @@ class _RecordedOrder:
 
     def arrived(self, run: Any, item: Any) -> Any:
         """An item from the inbox: feed it now, or hold it (``_WAIT``)."""
+        if type(self._next(run)) is AbortRequested and isinstance(item, _TOOL_ANSWERS):
+            self.held.append(item)  # the abort goes first, as recorded
+            return _WAIT
         want = self._wanted(run)
         if want is None or not isinstance(item, _TOOL_ANSWERS):
             return item
@@ -503,6 +529,9 @@ def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
     order = _RecordedOrder(transcript)
 
     class InRecordedOrder(_SyncRun):
+        def runs_inline(self, effect: Any) -> bool:
+            return False
+
         def next_answer(self) -> Any:
             item = order.ready(self)
             while item is _WAIT:
@@ -519,6 +548,9 @@ def _in_recorded_order_async(transcript: Transcript, *args: Any) -> Any:
     order = _RecordedOrder(transcript)
 
     class InRecordedOrder(_AsyncRun):
+        def runs_inline(self, effect: Any) -> bool:
+            return False
+
         async def next_answer(self) -> Any:
             assert self.inbox is not None
             item = order.ready(self)
@@ -561,6 +593,7 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     t, checker, model = _llm_setup(source, options)
     run = _in_recorded_order(t, t.initial_state, tools, config, t.entries[0].input, signal, model, checker,
                              checker.clock)
+    checker.signal = run.signal
     stream = AgentEventStream(run)
     try:
         events = list(stream)
@@ -579,6 +612,7 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
     t, checker, model = _llm_setup(source, options)
     run = _in_recorded_order_async(t, t.initial_state, tools, config, t.entries[0].input, signal, model,
                                    checker, checker.clock)
+    checker.signal = run.signal
     stream = AgentEventStream(run)
     try:
         events = [event async for event in stream]

@@ -279,3 +279,53 @@ def test_llm_only_replay_on_asyncio_with_async_tools(tmp_path: Path) -> None:
     assert [e.type for e in result.events] == [e.type for e in events]
     with pytest.raises(ReplayDivergence):
         asyncio.run(areplay_llm(t, config, [make_tool("?")]))
+
+
+def waiter(log: list[str]) -> Any:
+    @tool(name="wait")
+    def wait(label: str, signal: Any = None) -> str:
+        """Wait for the abort (at most 5 s)."""
+        log.append(f"start {label}")
+        if signal is not None and signal.wait(5):
+            raise RuntimeError("stopped by the abort")
+        return f"waited {label}"
+
+    return wait
+
+
+@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
+def test_llm_only_replay_aborts_where_the_recording_was_aborted_outside_a_stream(
+        tmp_path: Path, flavour: str) -> None:
+    import asyncio
+    import threading
+
+    from interpreters import AbortSignal
+    from interpreters.replay import areplay_llm
+
+    path = tmp_path / "aborted.jsonl"
+    log: list[str] = []
+    ctx = AgentContext("Wait.", [], [waiter(log)])
+    config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
+    signal = AbortSignal()
+    calls = [ScriptedCall("wait", {"label": "a"}), ScriptedCall("wait", {"label": "b"})]
+    stream = agent_loop("Go.", ctx, config, signal=signal, stream_fn=ScriptedModel([Reply(tool_calls=calls), "never"]),
+                        journal=TranscriptRecorder(path, ctx, config))
+    events = []
+    for event in stream:
+        events.append(event)
+        if event.type == "tool_execution_start":
+            threading.Timer(0.05, signal.abort).start()  # the user presses Ctrl-C while "a" waits
+    messages = stream.result()
+    assert log == ["start a"]
+    recorded = [e.input_json.get("event", e.input_json)["type"] for e in read_transcript(path)]
+    assert recorded.index("abort_requested") > recorded.index("done")  # while a tool ran, not in a stream
+
+    # The live tool is aborted at the same step: same events and messages, the same tool log.
+    log.clear()
+    tools = [waiter(log)]
+    if flavour == "sync":
+        result = replay_llm(path, config, tools)
+    else:
+        result = asyncio.run(areplay_llm(path, config, tools))
+    assert result.messages == messages and [e.type for e in result.events] == [e.type for e in events]
+    assert log == ["start a"] and result.finished

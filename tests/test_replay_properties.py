@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from pathlib import Path
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
 from interpreters import AbortSignal, ScriptedModel, agent_loop, tool
-from interpreters.replay import ReplayDivergence, replay
+from interpreters.replay import ReplayDivergence, areplay_llm, replay, replay_llm
 from interpreters.scripted import Reply, ScriptedCall, error
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
@@ -129,3 +130,25 @@ def test_a_mutated_answer_is_caught_at_its_step(tmp_path: Path, sc: dict[str, An
         assert exc.report.kind in ("effect", "rejected")
     else:
         raise AssertionError(f"mutation at step {step} ({how}) was not detected")
+
+
+@SETTINGS
+@given(sc=scenario, flavour=st.sampled_from(["sync", "asyncio"]))
+def test_llm_only_replay_reproduces_the_recorded_aborts(tmp_path: Path, sc: dict[str, Any], flavour: str) -> None:
+    """Tools and hooks run live; the live steering hook steers like the recorded one but never
+    aborts: each recorded abort must come from the replay itself, at the recorded step."""
+    path = tmp_path / "p.jsonl"
+    events, messages = run(path, sc)
+    polls = itertools.count()
+
+    def steering() -> list[Any]:
+        n = next(polls)
+        return [UserMessage(f"steer {n}", timestamp=n)] if n in sc["steer_at"] else []
+
+    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering)
+    if flavour == "sync":
+        result = replay_llm(path, cfg, [ok, boom])
+    else:
+        result = asyncio.run(areplay_llm(path, cfg, [ok, boom]))
+    assert result.events == events
+    assert result.messages == messages
