@@ -559,13 +559,11 @@ def _slot_update(s: _Draft, index: int, slot: ToolSlot) -> _Draft:
 
 
 def _emit_result(tx: _Tx, slot: ToolSlot, with_message: bool) -> ToolResultMessage | None:
-    """``tool_execution_end`` for a finished slot, and (sequential mode) its result message."""
+    """``tool_execution_end`` for a finished slot, and (``with_message``) its result message."""
     result = slot.result
     assert result is not None
     tx.emit(ToolExecutionEndEvent(slot.call.id, slot.call.name, result, slot.is_error))
-    if not with_message:
-        return None
-    return _emit_result_message(tx, slot)
+    return _emit_result_message(tx, slot) if with_message else None
 
 
 def _result_message(slot: ToolSlot) -> ToolResultMessage:
@@ -587,8 +585,11 @@ def _complete(s: _Draft, tx: _Tx, index: int, result: AgentToolResult, is_error:
     """Slot ``index`` has its final result: emit its end (and, sequentially, its message)."""
     batch = s.phase
     assert isinstance(batch, RunningTools)
-    slot = ToolSlot(batch.slots[index].call, "done", -1, batch.slots[index].args, result, is_error, tx.at)
-    _emit_result(tx, slot, with_message=batch.sequential)
+    call, args = batch.slots[index].call, batch.slots[index].args
+    slot = ToolSlot(call, "done", -1, args, result, is_error, tx.at)
+    message = _emit_result(tx, slot, with_message=batch.sequential)
+    if message is not None:  # kept: the turn's tool_results hold this same message
+        slot = ToolSlot(call, "done", -1, args, result, is_error, tx.at, message)
     return _slot_update(s, index, slot)
 
 
@@ -712,7 +713,7 @@ def _tools_done(s: _Draft, tx: _Tx) -> _Draft:
     batch = s.phase
     assert isinstance(batch, RunningTools)
     if batch.sequential:
-        results = tuple(_result_message(slot) for slot in batch.slots)
+        results = tuple(slot.message or _result_message(slot) for slot in batch.slots)
     else:
         results = tuple(_emit_result_message(tx, slot) for slot in batch.slots)
     terminate = all(slot.result is not None and slot.result.terminate is True for slot in batch.slots)

@@ -116,7 +116,9 @@ class ToolSlot:
 
     ``waiting`` (not reached yet) → ``preparing`` (``prepare_arguments`` running) → ``checking``
     (``before_tool_call`` running) → ``ready`` → ``running`` → ``finishing`` (``after_tool_call``
-    running) → ``done`` (``result`` set, ``tool_execution_end`` emitted).
+    running) → ``done`` (``result`` set, ``tool_execution_end`` emitted). ``message`` is the
+    result message once emitted (sequential mode emits it as soon as the call is done; the
+    turn's ``tool_results`` then hold that same message).
     """
 
     call: ToolCall
@@ -126,6 +128,7 @@ class ToolSlot:
     result: AgentToolResult | None = None
     is_error: bool = False
     at: int = 0
+    message: ToolResultMessage | None = None
 
 
 @dataclass(frozen=True, slots=True)

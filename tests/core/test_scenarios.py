@@ -125,6 +125,17 @@ def test_sequential_mode_runs_one_call_after_the_other() -> None:
     ]
 
 
+@pytest.mark.parametrize("mode", ["sequential", "parallel"])
+def test_a_result_message_is_built_once_and_shared(mode: str) -> None:
+    """The message emitted for a tool result is the very object the turn and the history hold."""
+    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
+                  tools={"echo": echo}), state(mode=mode))
+    ended = [e.message for e in w.events if e.type == "message_end" and isinstance(e.message, ToolResultMessage)]
+    (turn,) = [e for e in w.events if e.type == "turn_end" and e.tool_results]
+    assert len(ended) == 2 and all(a is b for a, b in zip(ended, turn.tool_results))
+    assert all(a is b for a, b in zip(ended, w.messages[2:4]))
+
+
 def test_a_sequential_tool_makes_the_whole_batch_sequential() -> None:
     w = run(World([reply(call("a", "echo", text="1"), call("b", "slow")), reply("ok")],
                   tools={"echo": echo, "slow": lambda a: "slow done"}, finish_order=["b", "a"]))
