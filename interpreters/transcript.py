@@ -36,13 +36,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import operator
 import os
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -214,22 +212,19 @@ def encode_input(inp: Input) -> Any:
     return to_json(inp, partials=False)
 
 
-def _common_prefix(seq: Sequence[Any], prev: Sequence[Any]) -> int:
-    """How many leading elements ``seq`` and ``prev`` share, by identity (C-speed scan)."""
-    n = min(len(seq), len(prev))
+def _common_prefix(items: list[Any], prev: list[Any]) -> int:
+    """How many leading items of ``items`` equal (``==``) those of ``prev``.
+
+    One C-speed list comparison in the usual case, a history that grew at its end (identity
+    short-circuits each comparison: the items are the very objects of the previous turn).
+    Equality rather than identity also keeps a transcript linear when a ``convert_to_llm`` hook
+    rebuilds equal messages every turn."""
+    n = min(len(items), len(prev))
     if n == 0:
         return 0
-    if seq is prev:
+    if items[:n] == (prev if len(prev) == n else prev[:n]):
         return n
-    # The usual case, a history that grew at its end: one scan that allocates nothing (``map``
-    # stops at the shorter sequence).
-    if seq[n - 1] is prev[n - 1] and all(map(operator.is_, seq, prev)):
-        return n
-    same = list(map(operator.is_, islice(seq, n), islice(prev, n)))
-    try:
-        return same.index(False)
-    except ValueError:
-        return n
+    return next((i for i in range(n) if items[i] != prev[i]), n)
 
 
 # -- JSON text, fast
@@ -607,7 +602,7 @@ class EffectEncoder:
     ``input_text`` give the same as JSON text (the recorder writes them).
     """
 
-    previous: dict[str, Sequence[Any]] = field(default_factory=dict)
+    previous: dict[str, list[Any]] = field(default_factory=dict)
     memo: _Memo = field(default_factory=_Memo)
 
     def copy(self) -> EffectEncoder:
@@ -633,12 +628,19 @@ class EffectEncoder:
                         "at": inp.at}
         return encode_input(inp)
 
-    def seq(self, key: str, messages: Sequence[Any]) -> Any:
+    def _delta(self, key: str, messages: Sequence[Any]) -> tuple[int, list[Any]]:
+        """How many leading items of ``messages`` the previous history under ``key`` has (they
+        are kept), and ``messages`` as a list (remembered as the new previous history)."""
+        tolist = getattr(messages, "tolist", None)  # a pvector
+        items: list[Any] = tolist() if tolist is not None else list(messages)
         prev = self.previous.get(key)
-        keep = _common_prefix(messages, prev) if prev is not None else 0
-        self.previous[key] = messages
+        self.previous[key] = items
+        return (_common_prefix(items, prev) if prev else 0), items
+
+    def seq(self, key: str, messages: Sequence[Any]) -> Any:
+        keep, items = self._delta(key, messages)
         m = self.memo
-        return {"$seq": key, "keep": keep, "add": [m(messages[i]) for i in range(keep, len(messages))]}
+        return {"$seq": key, "keep": keep, "add": [m(x) for x in items[keep:]]}
 
     def context(self, ctx: AgentContext) -> Any:
         return {"type": "AgentContext", "system_prompt": ctx.system_prompt,
@@ -678,11 +680,9 @@ class EffectEncoder:
         return "[" + ",".join([t(x) for x in values]) + "]"
 
     def seq_text(self, key: str, messages: Sequence[Any]) -> str:
-        prev = self.previous.get(key)
-        keep = _common_prefix(messages, prev) if prev is not None else 0
-        self.previous[key] = messages
+        keep, items = self._delta(key, messages)
         t = self.memo.history_text
-        return '{"$seq":"%s","keep":%d,"add":[%s]}' % (key, keep, ",".join([t(messages[i]) for i in range(keep, len(messages))]))
+        return '{"$seq":"%s","keep":%d,"add":[%s]}' % (key, keep, ",".join([t(x) for x in items[keep:]]))
 
     def event_text(self, event: Any) -> str:
         kind = type(event)

@@ -199,6 +199,20 @@ def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:
     assert all(len(c["messages"]["add"]) == 2 for c in calls[1:])
 
 
+def test_a_hook_that_rebuilds_equal_messages_keeps_the_history_delta_small(tmp_path: Path) -> None:
+    import dataclasses
+
+    def rebuild(messages: Any) -> list[Any]:
+        return [dataclasses.replace(m) for m in messages]  # equal messages, new objects
+
+    path = tmp_path / "run.jsonl"
+    record(path, [tool_call("add", {"a": i, "b": 1}) for i in range(4)] + ["done"], convert_to_llm=rebuild)
+    calls = [e for s in lines(path)[1:] for e in s.get("effects", []) if e["type"] == "call_llm"]
+    assert [(c["messages"]["keep"], len(c["messages"]["add"])) for c in calls] == [
+        (0, 1), (1, 2), (3, 2), (5, 2), (7, 2)]
+    assert replay(path).finished
+
+
 def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     messages = record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
