@@ -826,20 +826,15 @@ _RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_
 class _DeltaRun:
     """Consecutive stream deltas of one content block, each answered by one ``message_update``."""
 
-    __slots__ = ("step", "id", "kind", "index", "texts", "ats", "until", "add_text", "add_at")
+    __slots__ = ("step", "id", "kind", "index", "texts", "ats")
 
-    def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int],
-                 until: int) -> None:
+    def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int]) -> None:
         self.step = step
         self.id = id
         self.kind: Any = kind
         self.index = index
         self.texts = texts
         self.ats = ats
-        self.until = until
-        """The run ends at the first delta after this time (``flush="entry"``: a second)."""
-        self.add_text = texts.append
-        self.add_at = ats.append
 
 
 class TranscriptRecorder:
@@ -924,30 +919,15 @@ class TranscriptRecorder:
     # -- the Journal protocol
 
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
-        run = self._run
-        ev: Any
-        if type(input) is StreamEventReceived and len(effects) == 1:
-            ev = input.event
-            kind = type(ev)
-            if run is not None and kind is run.kind and ev.content_index == run.index and input.id == run.id:
-                # The next delta of the current run: the hot path of a streamed reply, kept short.
-                e0: Any = effects[0]
-                if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
-                    if input.at <= run.until:
-                        run.add_text(ev.delta)
-                        run.add_at(input.at)
-                    else:
-                        self._start_run(self._offset + step, input)
-                    return
-            elif kind in _DELTAS:
-                e0 = effects[0]
-                if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
-                    self._start_run(self._offset + step, input)
-                    return
+        if type(input) is StreamEventReceived and len(effects) == 1 and type(input.event) in _DELTAS:
+            e0: Any = effects[0]
+            if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
+                self._start_run(self._offset + step, input)
+                return
         n = self._steps = self._offset + step
         if self._file is None:
             self._open()
-        held = self._run_line() if run is not None else ""  # written with this step's line
+        held = self._run_line() if self._run is not None else ""  # written with this step's line
         if self._fast:
             encoder = self.encoder
             memo = encoder.memo
@@ -977,15 +957,35 @@ class TranscriptRecorder:
         return self._steps if run is None else run.step + len(run.texts) - 1
 
     def _start_run(self, n: int, input: Any) -> None:
-        """Hold the delta of step ``n`` as the start of a new run (ending the current one)."""
+        """Hold the delta of step ``n`` as the start of a new run (ending the current one).
+
+        While a run is open, ``self.record`` is a closure that appends the run's next deltas:
+        the hot path of a streamed reply, with everything it checks in local variables. Any
+        other step goes to the class's ``record``, which ends the run."""
         if self._file is None:
             self._open()
         if self._run is not None:
             self._put(self._run_line(), now=False)
         self._steps = n
         ev = input.event
-        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, [ev.delta], [input.at],
-                              input.at + self._run_span)
+        kind, index, sid, until = type(ev), ev.content_index, input.id, input.at + self._run_span
+        run = self._run = _DeltaRun(n, sid, kind, index, [ev.delta], [input.at])
+        add_text, add_at = run.texts.append, run.ats.append
+        general = TranscriptRecorder.record
+
+        def record(step: int, input: Any, effects: Sequence[Effect], _event: Any = StreamEventReceived,
+                   _emit: Any = Emit, _update: Any = MessageUpdateEvent) -> None:
+            if type(input) is _event and len(effects) == 1:
+                ev = input.event
+                if type(ev) is kind and ev.content_index == index and input.id == sid and input.at <= until:
+                    e0: Any = effects[0]
+                    if type(e0) is _emit and type(e0.event) is _update:
+                        add_text(ev.delta)
+                        add_at(input.at)
+                        return
+            general(self, step, input, effects)
+
+        self.record = record  # type: ignore[method-assign]
 
     def _run_line(self) -> str:
         """The line of the run of deltas held so far (which it ends): a step line for a lone
@@ -995,6 +995,7 @@ class TranscriptRecorder:
         run = self._run
         assert run is not None
         self._run = None
+        del self.record  # back to the class's record
         texts, ats = run.texts, run.ats
         joined = texts[0] if len(texts) == 1 else "".join(texts)
         if _hinted(joined) or self._holds_secret(joined):
