@@ -39,6 +39,7 @@ import json
 import os
 import re
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -971,7 +972,7 @@ class TranscriptRecorder:
         kind, index, sid, until = type(ev), ev.content_index, input.id, input.at + self._run_span
         run = self._run = _DeltaRun(n, sid, kind, index, [ev.delta], [input.at])
         add_text, add_at = run.texts.append, run.ats.append
-        general = TranscriptRecorder.record
+        general, me = TranscriptRecorder.record, weakref.ref(self)  # no cycle: __del__ stays prompt
 
         def record(step: int, input: Any, effects: Sequence[Effect], _event: Any = StreamEventReceived,
                    _emit: Any = Emit, _update: Any = MessageUpdateEvent) -> None:
@@ -983,7 +984,7 @@ class TranscriptRecorder:
                         add_text(ev.delta)
                         add_at(input.at)
                         return
-            general(self, step, input, effects)
+            general(me(), step, input, effects)  # type: ignore[arg-type]
 
         self.record = record  # type: ignore[method-assign]
 

@@ -551,3 +551,29 @@ def test_secrets_with_characters_json_escapes_are_scrubbed(tmp_path: Path) -> No
         collect(json.loads(line))
     assert not [s for s in strings for secret in secrets if secret in s]
     assert any("[REDACTED]" in s for s in strings)
+
+
+def test_a_recorder_dropped_mid_stream_writes_the_deltas_it_held(tmp_path: Path) -> None:
+    import gc
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
+                        journal=recorder, clock=clock)
+    updates = 0
+    for event in stream:
+        updates += event.type == "message_update"
+        if updates == 5:
+            break
+    assert recorder.steps == 7 and '"deltas"' not in path.read_text()  # still held
+    enabled = gc.isenabled()
+    gc.disable()  # written on the last reference's drop, not by a later collection
+    try:
+        del stream, recorder
+        runs = [s for s in lines(path)[1:] if "deltas" in s]
+    finally:
+        if enabled:
+            gc.enable()
+    assert [r["deltas"]["text"] for r in runs] == [["he", "ll", "o ", "th"]]
+    assert read_transcript(path).steps == 7
