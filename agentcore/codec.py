@@ -267,6 +267,13 @@ def _register_block_event(cls: type) -> None:
     _decoders[name] = decode
 
 
+_DELTA_EVENTS: Final[dict[type, Any]] = {
+    _stream.TextDeltaEvent: _stream.PartialAssistantMessage.text_delta,
+    _stream.ThinkingDeltaEvent: _stream.PartialAssistantMessage.thinking_delta,
+    _stream.ToolCallDeltaEvent: _stream.PartialAssistantMessage.toolcall_delta,
+}
+
+
 class PartialFold:
     """Rebuilds the ``partial`` of stream events decoded with ``partials=False``.
 
@@ -291,16 +298,18 @@ class PartialFold:
         if p is None:
             raise CodecError(f"{event.type} event before the stream's start event")
         rebuilt: Any
+        kind = type(event)
+        if kind in _DELTA_EVENTS:
+            # The rebuilt delta event has exactly the recorded fields: it is the event itself.
+            rebuilt = _DELTA_EVENTS[kind](p, event.content_index, event.delta)
+            self.partial = rebuilt.partial
+            return rebuilt
         if isinstance(event, _stream.TextStartEvent):
             rebuilt = p.text_start()
-        elif isinstance(event, _stream.TextDeltaEvent):
-            rebuilt = p.text_delta(event.content_index, event.delta)
         elif isinstance(event, _stream.TextEndEvent):
             rebuilt = p.text_end(event.content_index, event.content.text_signature, event.content.text)
         elif isinstance(event, _stream.ThinkingStartEvent):
             rebuilt = p.thinking_start()
-        elif isinstance(event, _stream.ThinkingDeltaEvent):
-            rebuilt = p.thinking_delta(event.content_index, event.delta)
         elif isinstance(event, _stream.ThinkingEndEvent):
             c = event.content
             rebuilt = p.thinking_end(event.content_index, c.thinking_signature, c.thinking)
@@ -308,8 +317,6 @@ class PartialFold:
                 rebuilt = dataclasses.replace(rebuilt, content=c)
         elif isinstance(event, _stream.ToolCallStartEvent):
             rebuilt = p.toolcall_start(event.id, event.name)
-        elif isinstance(event, _stream.ToolCallDeltaEvent):
-            rebuilt = p.toolcall_delta(event.content_index, event.delta)
         else:
             call = event.tool_call
             rebuilt = p.toolcall_end(event.content_index, call.arguments, id=call.id, name=call.name,
