@@ -819,6 +819,15 @@ def _which_interpreter() -> str:
     return "asyncio"
 
 
+def _str_list(texts: list[str], joined: str) -> str:
+    """``_DUMPS(texts)`` for the deltas of a run (``joined`` is their concatenation), faster:
+    the texts are escaped in one call, joined by NULs, whose escape then becomes the separator.
+    (Only when no text holds a NUL or a backslash: then ``\\u0000`` can only be a separator.)"""
+    if "\x00" in joined or "\\" in joined:
+        return _DUMPS(texts)
+    return "[" + _json_str("\x00".join(texts)).replace("\\u0000", '","') + "]"  # type: ignore[no-any-return]
+
+
 _RUN_SPAN_MS: Final = 1000
 _FOREVER: Final = 1 << 62
 _RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s}}\n'
@@ -1002,13 +1011,13 @@ class TranscriptRecorder:
         if _hinted(joined) or self._holds_secret(joined):
             clean = scrub(joined, self.secrets)
             if clean != joined:
-                texts = [clean] + [""] * (len(texts) - 1)
+                texts, joined = [clean] + [""] * (len(texts) - 1), clean
         if len(texts) == 1:
             line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, _json_str(texts[0]), ats[0])
         else:
             at = str(ats[0]) if ats.count(ats[0]) == len(ats) else _DUMPS(ats)
             line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
-                                _DUMPS(texts), at)
+                                _str_list(texts, joined), at)
         return line
 
     def _reference_line(self, n: int, input: Input, effects: Sequence[Effect]) -> str:
