@@ -99,7 +99,8 @@ class Journal(Protocol):
 
     An observer may also define ``tool_scope(effect) -> context manager``: the interpreter
     enters it around each tool execution, in the thread or task that runs the tool (this is how
-    a tracer makes the tool's own spans children of its ``execute_tool`` span).
+    a tracer makes the tool's own spans children of its ``execute_tool`` span); and ``flush()``,
+    called when the run's event stream closes (at its end, or abandoned before it).
     """
 
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None: ...
@@ -205,10 +206,15 @@ class Run:
         return None
 
     def close(self) -> None:
-        """The run's generator is closing: stop what still runs if the run did not end."""
+        """The run's generator is closing: stop what still runs if the run did not end, and
+        have the journals write what they hold (a run abandoned mid-stream is on disk now)."""
         self.unlink()
         if not self.finished:
             self.signal.abort("the run was closed before its end")
+        for journal in self.driver.journals:
+            flush = getattr(journal, "flush", None)
+            if flush is not None:
+                flush()
 
     @property
     def ended(self) -> bool:

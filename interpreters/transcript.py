@@ -828,8 +828,6 @@ def _str_list(texts: list[str], joined: str) -> str:
     return "[" + _json_str("\x00".join(texts)).replace("\\u0000", '","') + "]"  # type: ignore[no-any-return]
 
 
-_RUN_SPAN_MS: Final = 1000
-_FOREVER: Final = 1 << 62
 _RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s}}\n'
 
 
@@ -900,7 +898,8 @@ class TranscriptRecorder:
         self._offset = 0
         self._fast = _SHAPES_OK
         self._run: _DeltaRun | None = None
-        self._run_span = _RUN_SPAN_MS if flush == "entry" else _FOREVER
+        self._size = 0
+        self._closed = False
 
     @classmethod
     def _appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
@@ -922,22 +921,32 @@ class TranscriptRecorder:
         self._offset = base_step
         self._fast = _SHAPES_OK
         self._run = None
-        self._run_span = _RUN_SPAN_MS if flush == "entry" else _FOREVER
+        self._size = os.fstat(self._file.fileno()).st_size
+        self._closed = False
         self._write(_DUMPS(marker) + "\n", now=True)
         return self
 
     # -- the Journal protocol
 
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
-        if type(input) is StreamEventReceived and len(effects) == 1 and type(input.event) in _DELTAS:
+        if self._closed:
+            raise ValueError(f"{self.path}: the recorder is closed (a run recorded after close())")
+        if (type(input) is StreamEventReceived and len(effects) == 1 and type(input.event) in _DELTAS
+                and type(input.at) is int):
             e0: Any = effects[0]
             if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
-                self._start_run(self._offset + step, input)
+                ev: Any = input.event
+                run = self._run
+                if run is not None and type(ev) is run.kind and ev.content_index == run.index and input.id == run.id:
+                    run.texts.append(ev.delta)  # (the closure _start_run installs does this faster)
+                    run.ats.append(input.at)
+                else:
+                    self._start_run(self._offset + step, input)
                 return
-        n = self._steps = self._offset + step
         if self._file is None:
             self._open()
-        held = self._run_line() if self._run is not None else ""  # written with this step's line
+        held = self._end_run() if self._run is not None else ""  # written with this step's line
+        n = self._steps = self._offset + step
         if self._fast:
             encoder = self.encoder
             memo = encoder.memo
@@ -971,15 +980,18 @@ class TranscriptRecorder:
 
         While a run is open, ``self.record`` is a closure that appends the run's next deltas:
         the hot path of a streamed reply, with everything it checks in local variables. Any
-        other step goes to the class's ``record``, which ends the run."""
+        other step goes to the class's ``record``, which ends the run. (A subclass that
+        overrides ``record`` keeps its own: it gets every step.)"""
         if self._file is None:
             self._open()
         if self._run is not None:
-            self._put(self._run_line(), now=False)
+            self._put(self._end_run(), now=False)
         self._steps = n
         ev = input.event
-        kind, index, sid, until = type(ev), ev.content_index, input.id, input.at + self._run_span
+        kind, index, sid = type(ev), ev.content_index, input.id
         run = self._run = _DeltaRun(n, sid, kind, index, [ev.delta], [input.at])
+        if type(self).record is not TranscriptRecorder.record:
+            return
         add_text, add_at = run.texts.append, run.ats.append
         general, me = TranscriptRecorder.record, weakref.ref(self)  # no cycle: __del__ stays prompt
 
@@ -987,7 +999,7 @@ class TranscriptRecorder:
                    _emit: Any = Emit, _update: Any = MessageUpdateEvent) -> None:
             if type(input) is _event and len(effects) == 1:
                 ev = input.event
-                if type(ev) is kind and ev.content_index == index and input.id == sid and input.at <= until:
+                if type(ev) is kind and ev.content_index == index and input.id == sid and type(input.at) is int:
                     e0: Any = effects[0]
                     if type(e0) is _emit and type(e0.event) is _update:
                         add_text(ev.delta)
@@ -997,16 +1009,17 @@ class TranscriptRecorder:
 
         self.record = record  # type: ignore[method-assign]
 
-    def _run_line(self) -> str:
-        """The line of the run of deltas held so far (which it ends): a step line for a lone
-        delta, else a ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed
-        back in pieces is found; its scrubbed text then goes in the first delta, the others are
+    def _end_run(self) -> str:
+        """End the run of deltas held so far and give its line: a step line for a lone delta,
+        else a ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed back
+        in pieces is found; its scrubbed text then goes in the first delta, the others are
         empty."""
         run = self._run
         assert run is not None
         self._run = None
-        del self.record  # back to the class's record
+        self.__dict__.pop("record", None)  # back to the class's record
         texts, ats = run.texts, run.ats
+        self._steps = run.step + len(texts) - 1
         joined = texts[0] if len(texts) == 1 else "".join(texts)
         if _hinted(joined) or self._holds_secret(joined):
             clean = scrub(joined, self.secrets)
@@ -1053,23 +1066,37 @@ class TranscriptRecorder:
             self._buffer.append(line)
             line = "".join(self._buffer)
             self._buffer.clear()
-        self._file.write(line.encode("utf-8"))
+        self._write_bytes(line.encode("utf-8"))
+
+    def _write_bytes(self, data: bytes) -> None:
+        self._file.write(data)
+        self._size += len(data)
         if self.fsync:
             os.fsync(self._file.fileno())
 
     def flush(self) -> None:
-        """Write what is held back: the current run of deltas, and the turn with ``flush="turn"``."""
+        """Write what is held back: the current run of deltas, and the turn with ``flush="turn"``.
+
+        If the file was written by someone else since this recorder's last write (a ``resume``
+        of an abandoned run went on in it), what is held is dropped with a warning instead:
+        appended now it would break the transcript's order."""
         if self._run is not None:
-            self._put(self._run_line(), now=False)
-        if self._buffer and self._file is not None:
-            data = "".join(self._buffer)
-            self._buffer.clear()
-            self._file.write(data.encode("utf-8"))
-            if self.fsync:
-                os.fsync(self._file.fileno())
+            self._buffer.append(self._end_run())
+        if not self._buffer or self._file is None:
+            return
+        data = "".join(self._buffer).encode("utf-8")
+        self._buffer.clear()
+        if os.fstat(self._file.fileno()).st_size != self._size:
+            held = data.count(b"\n")
+            warnings.warn(f"{self.path} was written by another writer since this recorder's last line; "
+                          f"its {held} held line(s) are dropped", RuntimeWarning, stacklevel=2)
+            return
+        self._write_bytes(data)
 
     def close(self) -> None:
+        """Write what is held back and close the file (recording after this is an error)."""
         self.flush()
+        self._closed = True
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -1256,7 +1283,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         if "step" not in obj:
             continue  # a line kind from a newer minor revision: ignored
         n = obj["step"]
-        if n != len(entries) + 1:
+        if type(n) is not int or n != len(entries) + 1:
             raise _fail(lineno, f"step {n!r} out of order (expected step {len(entries) + 1})")
         if "deltas" in obj:
             _expand_run(obj, lineno, entries, seqs, folds)
@@ -1274,7 +1301,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
                 event = fold.apply(inp.event)
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
-        except (CodecError, TypeError, KeyError) as exc:
+        except (CodecError, TypeError, KeyError, IndexError) as exc:
             raise _fail(lineno, f"cannot decode the input: {exc}") from None
         try:
             seqs = _resolve(effects, seqs)
@@ -1299,10 +1326,10 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
         cls = _DELTA_KINDS.get(kind)
         if cls is None:
             raise ValueError(f"unknown delta type {kind!r}")
-        if (type(sid) is not int or type(index) is not int or not isinstance(texts, list) or not texts
+        if (type(sid) is not int or type(index) is not int or index < 0 or not isinstance(texts, list) or not texts
                 or not all(type(t) is str for t in texts)):
-            raise ValueError("id and content_index must be integers and text a list of strings")
-        if obj.get("last") != first + len(texts) - 1:
+            raise ValueError("id and content_index must be integers (content_index >= 0) and text a list of strings")
+        if type(obj.get("last")) is not int or obj["last"] != first + len(texts) - 1:
             raise ValueError(f"last is {obj.get('last')!r} but {len(texts)} deltas from step {first} end at "
                              f"step {first + len(texts) - 1}")
         ats = [at] * len(texts) if type(at) is int else at
@@ -1320,8 +1347,9 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             text = _DELTA_LINE % (n, sid, kind, index, _json_str(delta), ms)
             inp_json = {"type": "stream_event_received", "id": sid,
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
-            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, [_UPDATE], text[:-1], seqs))
-    except (CodecError, TypeError, KeyError, ValueError) as exc:
+            effects = [{"type": "emit", "event": {"type": "message_update"}}]
+            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
+    except (CodecError, TypeError, KeyError, ValueError, IndexError) as exc:
         raise _fail(lineno, f"cannot decode the input: {exc}") from None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import warnings
 from pathlib import Path
@@ -113,25 +114,33 @@ def test_a_run_of_deltas_keeps_each_time_and_ends_with_its_block(tmp_path: Path)
     assert replay(path).finished
 
 
-def test_entry_mode_ends_a_run_after_a_second(tmp_path: Path) -> None:
-    times = iter([0, 0, 0, 0, 0, 500, 1000, 1001, 1600, 2500, 2500, 2500, 2500, 2500, 2500, 2500, 2500])
+def test_a_run_is_one_line_however_slowly_it_streams_and_a_secret_split_over_it_is_redacted(
+        tmp_path: Path) -> None:
+    secret = "tok-" + "Z7" * 14  # not key-shaped: only known as a secret of the run
+    times = itertools.count(0, 700)
     path = tmp_path / "run.jsonl"
     ctx = AgentContext()
     cfg = AgentLoopConfig(model=Model(id="m1"))
-    run_agent_loop("go", ctx, cfg, emit=lambda e: None, clock=lambda: next(times),
-                   stream_fn=ScriptedModel(["aabbccddee"], chunk_size=2), journal=TranscriptRecorder(path, ctx, cfg))
-    runs = [s for s in lines(path)[1:] if "deltas" in s]
-    assert [(r["deltas"]["text"], r["deltas"]["at"]) for r in runs] == [(["aa", "bb", "cc"], [0, 500, 1000]),
-                                                                         (["dd", "ee"], [1001, 1600])]
-    assert read_transcript(path).steps == lines(path)[-1]["step"]
+    messages = run_agent_loop("go", ctx, cfg, emit=lambda e: None, clock=lambda: next(times),
+                              stream_fn=ScriptedModel([f"my key is {secret}, keep it"], chunk_size=3),
+                              journal=TranscriptRecorder(path, ctx, cfg, secrets=[secret]))
+    (run,) = [s["deltas"] for s in lines(path)[1:] if "deltas" in s]
+    assert run["text"][0] == "my key is [REDACTED], keep it" and set(run["text"][1:]) == {""}
+    assert run["at"] == sorted(run["at"]) and run["at"][-1] - run["at"][0] > 5_000
+    text = path.read_text()
+    assert not any(secret[i:i + 6] in text for i in range(len(secret) - 5))
+    assert messages[-1].text == f"my key is {secret}, keep it"  # the run itself is not changed
+    assert replay(path).messages[-1].text == "my key is [REDACTED], keep it"
 
 
 @pytest.mark.parametrize("damage", [
-    ({"text": []}, "id and content_index must be integers and text a list of strings"),
-    ({"text": ["a", 1]}, "id and content_index must be integers and text a list of strings"),
+    ({"text": []}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
+    ({"text": ["a", 1]}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
+    ({"content_index": -1}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
     ({"type": "image_delta"}, "unknown delta type 'image_delta'"),
     ({"at": [1]}, "at must be an integer or one integer per delta"),
-    ({"id": None}, "id and content_index must be integers and text a list of strings"),
+    ({"at": 1.5}, "at must be an integer or one integer per delta"),
+    ({"id": None}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
 ])
 def test_a_damaged_deltas_line_is_named(tmp_path: Path, damage: tuple[dict[str, Any], str]) -> None:
     path = tmp_path / "run.jsonl"
@@ -587,3 +596,100 @@ def test_a_run_s_texts_are_written_exactly_as_json_would(texts: list[str]) -> No
     from interpreters.transcript import _DUMPS, _str_list
 
     assert _str_list(texts, "".join(texts)) == _DUMPS(texts)
+
+
+def test_steps_counts_what_the_recorder_has_and_flush_writes_a_held_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
+                        journal=recorder, clock=clock)
+    for event in stream:
+        if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+            if event.assistant_message_event.delta == "th":
+                break
+    assert recorder.steps == 7 and read_transcript(path).steps == 3  # four deltas held
+    recorder.flush()
+    assert recorder.steps == 7 and read_transcript(path).steps == 7
+    stream.close()
+    recorder.close()
+    assert read_transcript(path).steps == 7
+
+
+def test_an_abandoned_stream_writes_what_the_recorder_held(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
+                        journal=recorder, clock=clock)
+    for event in stream:
+        if event.type == "message_update" and getattr(event.assistant_message_event, "delta", "") == "th":
+            break
+    assert not any("deltas" in s for s in lines(path)[1:])
+    stream.close()  # the recorder is still referenced: the run's close wrote the held run
+    assert lines(path)[-1]["deltas"]["text"] == ["he", "ll", "o ", "th"]
+
+
+def test_a_recorder_does_not_write_over_a_resume_of_its_run(tmp_path: Path) -> None:
+    from interpreters.replay import resume
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
+                        journal=recorder, clock=clock)
+    for event in stream:
+        if event.type == "message_update" and getattr(event.assistant_message_event, "delta", "") == "th":
+            break  # the stream is left open: its recorder still holds four deltas
+    done = resume(path, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2), clock=clock).result()
+    assert done[-1].text == "hello there, friend"
+    with pytest.warns(RuntimeWarning, match="was written by another writer since this recorder's last line; "
+                                            "its 1 held line\\(s\\) are dropped"):
+        recorder.close()
+    assert replay(path).messages[-1].text == "hello there, friend"
+    stream.close()
+
+
+def test_recording_after_close_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["ok"]), journal=recorder)
+    recorder.close()
+    with pytest.raises(ValueError, match="the recorder is closed"):
+        run_agent_loop("again", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["ok"]), journal=recorder)
+    assert replay(path).finished  # the file was not truncated
+
+
+def test_a_subclass_that_overrides_record_gets_every_step(tmp_path: Path) -> None:
+    class Counting(TranscriptRecorder):
+        calls = 0
+
+        def record(self, step: int, input: Any, effects: Any) -> None:
+            Counting.calls += 1
+            super().record(step, input, effects)
+
+    path = tmp_path / "run.jsonl"
+    record_steps = record(path, ["x" * 40])
+    ctx, cfg = AgentContext("Be exact.", [], [add]), AgentLoopConfig(model=Model(id="m1"))
+    sub = tmp_path / "sub.jsonl"
+    recorder = Counting(sub, ctx, cfg)
+    assert run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["x" * 40]),
+                          journal=recorder, clock=clock) == record_steps
+    recorder.close()
+    assert Counting.calls == read_transcript(sub).steps == read_transcript(path).steps
+    assert sub.read_text().splitlines()[1:] == path.read_text().splitlines()[1:]
+
+
+def test_a_clock_that_is_not_integer_milliseconds_still_gives_a_faithful_transcript(tmp_path: Path) -> None:
+    ticks = itertools.count(0.5, 0.25)
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    events: list[Any] = []
+    run_agent_loop("hi", ctx, cfg, emit=events.append, stream_fn=ScriptedModel(["abcdefgh"], chunk_size=2),
+                   journal=TranscriptRecorder(path, ctx, cfg), clock=lambda: next(ticks))  # type: ignore[arg-type, return-value]
+    assert not any("deltas" in s for s in lines(path)[1:])  # no run: each delta its own exact line
+    deltas = [e.input for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
+    ats = [d.at for d in deltas]
+    assert all(type(a) is float for a in ats) and [b - a for a, b in zip(ats, ats[1:])] == [0.25] * 3
+    assert replay(path).events == events
