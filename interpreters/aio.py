@@ -165,16 +165,12 @@ class _AsyncRun(Run):
         return await self.inbox.get()
 
     async def wait_for_answer(self) -> None:
-        assert self.inbox is not None
         grace = self.grace_left()
-        if grace is None:
-            item = await self.next_answer()
-        else:
-            try:
-                item = await asyncio.wait_for(self.inbox.get(), grace)
-            except asyncio.TimeoutError:
-                self.give_up_on_tools()
-                return
+        try:
+            item = await (self.next_answer() if grace is None else asyncio.wait_for(self.next_answer(), grace))
+        except asyncio.TimeoutError:
+            self.give_up_on_tools()
+            return
         if item is _WAKE:
             self.feed_abort()
         elif self.accept(item):

@@ -370,6 +370,12 @@ class _Stop(BaseException):
     ``except Exception`` around model calls does not turn it into a failed stream)."""
 
 
+def _stopped_before_start(transcript: Transcript) -> set[int]:
+    """The tool calls a recorded abort stopped before they started (the interpreter answers
+    those with exactly ``ABORTED_TEXT``)."""
+    return {e.input.id for e in transcript.entries if type(e.input) is ToolFailed and e.input.error == ABORTED_TEXT}
+
+
 class _LiveChecker:
     """A journal that checks each live step against the recording (first divergence sticks)."""
 
@@ -380,9 +386,7 @@ class _LiveChecker:
         self.failure: Divergence | None = None
         self.signal: AbortSignal | None = None
         """The live run's signal, fired where the recording has an abort next."""
-        self.unstarted = {e.input.id for e in transcript.entries
-                          if type(e.input) is ToolFailed and e.input.error == ABORTED_TEXT}
-        """Tool calls the recorded abort stopped before they started."""
+        self.unstarted = _stopped_before_start(transcript)
 
     def fail(self, report: Divergence) -> _Stop:
         if self.failure is None:
@@ -481,6 +485,12 @@ class _RecordedOrder:
     def __init__(self, transcript: Transcript) -> None:
         self.recorded = [entry.input for entry in transcript.entries]
         self.held: list[Any] = []
+        self.unstarted = _stopped_before_start(transcript)
+
+    def before_start(self, run: Any, effect: ExecuteTool) -> None:
+        """A tool the recorded abort stopped before it started: the abort comes first again."""
+        if effect.id in self.unstarted:
+            run.signal.abort()
 
     def _next(self, run: Any) -> Any:
         step = run.driver.steps
@@ -532,10 +542,16 @@ def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
         def runs_inline(self, effect: Any) -> bool:
             return False
 
-        def next_answer(self) -> Any:
+        def start_tool(self, effect: ExecuteTool) -> None:
+            order.before_start(self, effect)
+            super().start_tool(effect)
+
+        def next_answer(self, timeout: float | None = None) -> Any:
+            deadline = None if timeout is None else time.monotonic() + timeout
             item = order.ready(self)
             while item is _WAIT:
-                item = order.arrived(self, self.inbox.get())
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                item = order.arrived(self, self.inbox.get(timeout=left))  # queue.Empty at the deadline
             return order.stamped(self, item)
 
     return InRecordedOrder(*args)
@@ -550,6 +566,10 @@ def _in_recorded_order_async(transcript: Transcript, *args: Any) -> Any:
     class InRecordedOrder(_AsyncRun):
         def runs_inline(self, effect: Any) -> bool:
             return False
+
+        async def start_tool(self, effect: ExecuteTool) -> None:
+            order.before_start(self, effect)
+            await super().start_tool(effect)
 
         async def next_answer(self) -> Any:
             assert self.inbox is not None

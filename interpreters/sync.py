@@ -177,20 +177,17 @@ class _SyncRun(Run):
             remove()
             self.close()
 
-    def next_answer(self) -> Any:
-        """The next item of the inbox (an answer, or the abort wake-up), waiting for it."""
-        return self.inbox.get()
+    def next_answer(self, timeout: float | None = None) -> Any:
+        """The next item of the inbox (an answer, or the abort wake-up), waiting for it at most
+        ``timeout`` seconds (then ``queue.Empty``)."""
+        return self.inbox.get(timeout=timeout)
 
     def wait_for_answer(self) -> None:
-        grace = self.grace_left()
-        if grace is None:
-            item = self.next_answer()
-        else:
-            try:
-                item = self.inbox.get(timeout=grace)
-            except queue.Empty:
-                self.give_up_on_tools()
-                return
+        try:
+            item = self.next_answer(self.grace_left())
+        except queue.Empty:
+            self.give_up_on_tools()
+            return
         if item is _WAKE:
             self.feed_abort()
         elif self.accept(item):

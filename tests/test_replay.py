@@ -329,3 +329,88 @@ def test_llm_only_replay_aborts_where_the_recording_was_aborted_outside_a_stream
         result = asyncio.run(areplay_llm(path, config, tools))
     assert result.messages == messages and [e.type for e in result.events] == [e.type for e in events]
     assert log == ["start a"] and result.finished
+
+
+def stop_tools(user_signal: Any) -> list[Any]:
+    import time
+
+    @tool(name="a")
+    def a() -> str:
+        """The user presses stop while it runs; it finishes anyway."""
+        time.sleep(0.1)
+        user_signal.abort()
+        return "a done"
+
+    @tool(name="b")
+    def b(signal: Any = None) -> str:
+        """Stops 50 ms after the abort."""
+        if signal is not None and signal.wait(5):
+            time.sleep(0.05)
+            raise RuntimeError("stopped")
+        return "b done"
+
+    return [a, b]
+
+
+@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
+def test_llm_only_replay_feeds_the_answers_after_an_abort_in_the_recorded_order(tmp_path: Path, flavour: str) -> None:
+    import asyncio
+    import time
+
+    from interpreters import AbortSignal
+    from interpreters.replay import areplay_llm
+
+    path = tmp_path / "r.jsonl"
+    signal = AbortSignal()
+    ctx = AgentContext("", [], stop_tools(signal))
+    config = AgentLoopConfig(model=Model(id="m"))
+    replies = [Reply(tool_calls=[ScriptedCall("a", {}), ScriptedCall("b", {})]), "never"]
+    messages = agent_loop("go", ctx, config, signal=signal, stream_fn=ScriptedModel(replies),
+                          journal=TranscriptRecorder(path, ctx, config)).result()
+    recorded = [(e.input.type, getattr(e.input, "id", None)) for e in read_transcript(path)][-3:]
+    assert recorded == [("abort_requested", None), ("tool_finished", 2), ("tool_failed", 3)]
+    # Replayed, the abort comes as soon as the tools run: b now fails before a finishes, and is
+    # held back until a's answer, as recorded. (The live tools' own stop signal goes nowhere.)
+    t0 = time.monotonic()
+    tools = stop_tools(AbortSignal())
+    result = replay_llm(path, config, tools) if flavour == "sync" else asyncio.run(areplay_llm(path, config, tools))
+    assert result.messages == messages and time.monotonic() - t0 < 2
+
+
+def test_llm_only_replay_stops_a_tool_the_recorded_abort_stopped_before_it_started(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import interpreters.sync as sync
+    from interpreters import AbortSignal
+
+    log: list[str] = []
+    user_signal = AbortSignal()
+
+    @tool(name="a")
+    def a() -> str:
+        """The user presses stop as it starts, before b is started."""
+        log.append("a")
+        user_signal.abort()
+        return "a done"
+
+    @tool(name="b")
+    def b() -> str:
+        """Never started."""
+        log.append("b")
+        return "b done"
+
+    class StartAtOnce:  # the recording's thread timing, made certain: a runs as it is submitted
+        def submit(self, fn: Any, *args: Any) -> None:
+            fn(*args)
+
+    path = tmp_path / "r.jsonl"
+    ctx = AgentContext("", [], [a, b])
+    config = AgentLoopConfig(model=Model(id="m"))
+    replies = [Reply(tool_calls=[ScriptedCall("a", {}), ScriptedCall("b", {})]), "never"]
+    with monkeypatch.context() as patch:
+        patch.setattr(sync, "_tool_threads", StartAtOnce())
+        messages = agent_loop("go", ctx, config, signal=user_signal, stream_fn=ScriptedModel(replies),
+                              journal=TranscriptRecorder(path, ctx, config)).result()
+    assert log == ["a"] and [m.text for m in messages[2:4]] == ["a done", "Operation aborted"]
+    log.clear()
+    result = replay_llm(path, config, [a, b])  # the real thread pool now
+    assert result.messages == messages and log == ["a"]
