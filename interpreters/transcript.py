@@ -8,14 +8,18 @@ fed to it. A transcript stores exactly that, plus the effects the core asked for
 can tell when the code now behaves differently). The format is described, with examples and a
 compatibility promise, in ``docs/transcript-format.md``. In short::
 
-    {"transcript": "agentcore-fx", "version": 1, ..., "initial_state": {...}}     header, line 1
+    {"transcript": "agentcore-fx", "version": 2, ..., "initial_state": {...}}     header, line 1
     {"step": 1, "input": {...}, "effects": [{...}, ...]}                            one per step
+    {"step": 4, "last": 9, "deltas": {"text": ["Hel", "lo", ...], ...}}               a run of deltas
     {"resumed_from_step": 12, "at": 1700000000000}                                   resume marker
 
 :class:`TranscriptRecorder` implements the driver's ``Journal`` protocol: give it to any
 interpreter as ``journal=``. Every line is written whole, with one ``write`` call of the complete
 line including its ``"\\n"``: a line without its newline is a torn write from a crash, and
 :func:`read_transcript` drops it with a warning.
+
+Consecutive deltas of one content block are held and written as one ``deltas`` line (a "run")
+when the block ends, scrubbed as one text; the reader expands a run into its steps.
 
 Two things keep a transcript linear in the size of the run:
 
@@ -861,8 +865,10 @@ class TranscriptRecorder:
     ``context`` and ``config`` must be the ones given to the run: they give the header (model,
     system prompt, tools, hooks, initial state) and the secrets to scrub. The header is written on
     the first step, when the recorder also sees which interpreter runs it. ``flush="entry"``
-    writes each step as it happens; ``flush="turn"`` buffers the lines of a turn and writes them
-    with one call at its end (faster; a crash loses at most the current turn). ``fsync=True``
+    writes each step as it happens, except the deltas of the block being streamed, which are
+    held and written as one line when the block ends (a crash loses only them, and ``resume``
+    asks for an interrupted reply again anyway); ``flush="turn"`` holds the lines of a turn and
+    writes them with one call at its end (a crash loses at most the current turn). ``fsync=True``
     also forces each write to disk. ``secrets`` adds strings that must never be written.
     """
 
