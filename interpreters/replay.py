@@ -370,12 +370,6 @@ class _Stop(BaseException):
     ``except Exception`` around model calls does not turn it into a failed stream)."""
 
 
-def _stopped_before_start(transcript: Transcript) -> set[int]:
-    """The tool calls a recorded abort stopped before they started (the interpreter answers
-    those with exactly ``ABORTED_TEXT``)."""
-    return {e.input.id for e in transcript.entries if type(e.input) is ToolFailed and e.input.error == ABORTED_TEXT}
-
-
 class _LiveChecker:
     """A journal that checks each live step against the recording (first divergence sticks)."""
 
@@ -386,7 +380,6 @@ class _LiveChecker:
         self.failure: Divergence | None = None
         self.signal: AbortSignal | None = None
         """The live run's signal, fired where the recording has an abort next."""
-        self.unstarted = _stopped_before_start(transcript)
 
     def fail(self, report: Divergence) -> _Stop:
         if self.failure is None:
@@ -405,13 +398,12 @@ class _LiveChecker:
         if problem is not None:
             raise self.fail(problem)
         self.index = step
-        if step < len(entries) and type(entries[step].input) is AbortRequested and self.signal is not None:
-            started = [e.id for e in effects if type(e) is ExecuteTool]
-            if all(i in self.unstarted for i in started):
-                # The recorded abort came before the run did anything else: fire it now, so the
-                # run feeds it next. (If tools this step asked for did start, it came while they
-                # ran: _RecordedOrder fires it once the run waits for them.)
-                self.signal.abort()
+        if (step < len(entries) and type(entries[step].input) is AbortRequested and self.signal is not None
+                and not any(type(e) is ExecuteTool for e in effects)):
+            # The recorded abort came right after this step: fire it now, so the run feeds it
+            # next. (After a step that starts tools, _RecordedOrder fires it: before a tool it
+            # stopped from starting, or once the run waits for the tools that did start.)
+            self.signal.abort()
 
     def clock(self) -> int:
         entries = self.transcript.entries
@@ -485,7 +477,8 @@ class _RecordedOrder:
     def __init__(self, transcript: Transcript) -> None:
         self.recorded = [entry.input for entry in transcript.entries]
         self.held: list[Any] = []
-        self.unstarted = _stopped_before_start(transcript)
+        self.unstarted = {inp.id for inp in self.recorded if type(inp) is ToolFailed and inp.error == ABORTED_TEXT}
+        """Tool calls a recorded abort stopped before they started (answered ``ABORTED_TEXT``)."""
 
     def before_start(self, run: Any, effect: ExecuteTool) -> None:
         """A tool the recorded abort stopped before it started: the abort comes first again."""
