@@ -41,8 +41,20 @@ scenario = st.fixed_dictionaries({
     "replies": st.lists(reply, min_size=1, max_size=5),
     "mode": st.sampled_from(["parallel", "sequential"]),
     "steer_at": st.sets(st.integers(0, 6), max_size=2),
+    "follow_up_at": st.sets(st.integers(0, 3), max_size=2),
     "abort_at": st.one_of(st.none(), st.integers(0, 6)),
 })
+
+
+def follow_ups(sc: dict[str, Any]) -> Any:
+    """A follow-up queue that hands a message at the chosen polls."""
+    polls = itertools.count()
+
+    def poll() -> list[Any]:
+        n = next(polls)
+        return [UserMessage(f"follow up {n}", timestamp=100 + n)] if n in sc["follow_up_at"] else []
+
+    return poll
 
 
 def run(path: Path, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
@@ -57,7 +69,8 @@ def run(path: Path, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         return [UserMessage(f"steer {n}", timestamp=n)] if n in sc["steer_at"] else []
 
     ctx = AgentContext("sys", [], [ok, boom])
-    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering)
+    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering,
+                          get_follow_up_messages=follow_ups(sc))
     replies = sc["replies"] + ["fallback"] * 8
     stream = agent_loop("go", ctx, cfg, signal=signal, stream_fn=ScriptedModel(replies),
                         journal=TranscriptRecorder(path, ctx, cfg), clock=lambda: next(ticks))
@@ -145,7 +158,8 @@ def test_llm_only_replay_reproduces_the_recorded_aborts(tmp_path: Path, sc: dict
         n = next(polls)
         return [UserMessage(f"steer {n}", timestamp=n)] if n in sc["steer_at"] else []
 
-    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering)
+    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering,
+                          get_follow_up_messages=follow_ups(sc))
     if flavour == "sync":
         result = replay_llm(path, cfg, [ok, boom])
     else:
