@@ -823,15 +823,6 @@ def _which_interpreter() -> str:
     return "asyncio"
 
 
-def _str_list(texts: list[str], joined: str) -> str:
-    """``_DUMPS(texts)`` for the deltas of a run (``joined`` is their concatenation), faster:
-    the texts are escaped in one call, joined by NULs, whose escape then becomes the separator.
-    (Only when no text holds a NUL or a backslash: then ``\\u0000`` can only be a separator.)"""
-    if "\x00" in joined or "\\" in joined:
-        return _DUMPS(texts)
-    return "[" + _json_str("\x00".join(texts)).replace("\\u0000", '","') + "]"  # type: ignore[no-any-return]
-
-
 _RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s}}\n'
 
 
@@ -1036,7 +1027,7 @@ class TranscriptRecorder:
         else:
             at = str(ats[0]) if ats.count(ats[0]) == len(ats) else _DUMPS(ats)
             line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
-                                _str_list(texts, joined), at)
+                                _DUMPS(texts), at)
         return line
 
     def _reference_line(self, n: int, input: Input, effects: Sequence[Effect]) -> str:

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Model, TextContent
 from agentcore.codec import to_json
@@ -588,14 +586,6 @@ def test_a_recorder_dropped_mid_stream_writes_the_deltas_it_held(tmp_path: Path)
             gc.enable()
     assert [r["deltas"]["text"] for r in runs] == [["he", "ll", "o ", "th"]]
     assert read_transcript(path).steps == 7
-
-
-@given(st.lists(st.text(alphabet=st.sampled_from(['a', '"', "\\", "\n", "\x00", "\x1f", "u", "0", "é", "\u2028",
-                                                  "😀", " "]), max_size=6), min_size=1, max_size=8))
-def test_a_run_s_texts_are_written_exactly_as_json_would(texts: list[str]) -> None:
-    from interpreters.transcript import _DUMPS, _str_list
-
-    assert _str_list(texts, "".join(texts)) == _DUMPS(texts)
 
 
 def test_steps_counts_what_the_recorder_has_and_flush_writes_a_held_run(tmp_path: Path) -> None:
