@@ -147,7 +147,7 @@ _KEY_SHAPES: Final = re.compile(
     r"|AIza[0-9A-Za-z_\-]{30,}"            # Google
     r"|gh[pousr]_[A-Za-z0-9]{30,}"         # GitHub tokens
     r"|xox[abprs]-[A-Za-z0-9\-]{10,}"      # Slack
-    r"|(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*"
+    r"|(?:[Bb]earer|BEARER) +[A-Za-z0-9._~+/\-]{16,}=*"  # the cases and the space _hinted looks for
 )
 _SENSITIVE_HEADER: Final = re.compile(r"auth|key|token|secret|cookie|session|password", re.I)
 
@@ -181,6 +181,34 @@ def scrub(line: str, secrets: Sequence[str] = ()) -> str:
     if _hinted(line) and _KEY_SHAPES.search(line) is not None:
         line = _KEY_SHAPES.sub(REDACTED, line)
     return line
+
+
+def _scrub_json(text: str, secrets: Sequence[str]) -> str:
+    """:func:`scrub` for JSON text (a line, or one JSON string), whose result is still JSON.
+
+    Scrubbing the text as written is what keeps a transcript consistent: every line that
+    carries a string scrubs it in the same form. Only a replacement that would cut an escape
+    sequence in two (a secret that starts or ends like one) makes it scrub the decoded strings
+    instead."""
+    clean = scrub(text, secrets)
+    if clean == text:
+        return text
+    try:
+        json.loads(clean)
+        return clean
+    except ValueError:
+        redone = _DUMPS(_scrub_strings(json.loads(text), secrets))
+        return redone + "\n" if text.endswith("\n") else redone
+
+
+def _scrub_strings(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, list):
+        return [_scrub_strings(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub_strings(v, secrets) for k, v in value.items()}
+    return value
 
 
 _KEY_HINTS: Final = ("sk-", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "earer ", "EARER ")
@@ -955,9 +983,9 @@ class TranscriptRecorder:
             # (``memo.dirty``); a hint cannot straddle two parts (they meet at JSON punctuation),
             # so a clean line is one ``scrub`` would leave as it is, unless it holds a known secret.
             if memo.dirty or self._holds_secret(line):
-                line = scrub(line, self.secrets)
+                line = _scrub_json(line, self.secrets)
         else:
-            line = scrub(self._reference_line(n, input, effects), self.secrets)
+            line = _scrub_json(self._reference_line(n, input, effects), self.secrets)
         end_of_turn = False
         if self.flush_mode == "turn":
             for e in effects:
@@ -1018,12 +1046,14 @@ class TranscriptRecorder:
         texts, ats = run.texts, run.ats
         self._steps = run.step + len(texts) - 1
         joined = texts[0] if len(texts) == 1 else "".join(texts)
-        if _hinted(joined) or self._holds_secret(joined):
-            clean = scrub(joined, self.secrets)
-            if clean != joined:
-                texts, joined = [clean] + [""] * (len(texts) - 1), clean
+        written = _json_str(joined)  # the text is scrubbed as the step lines would write it
+        if _hinted(written) or self._holds_secret(written):
+            clean = _scrub_json(written, self.secrets)
+            if clean != written:
+                written, joined = clean, json.loads(clean)
+                texts = [joined] + [""] * (len(texts) - 1)
         if len(texts) == 1:
-            line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, _json_str(texts[0]), ats[0])
+            line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0])
         else:
             at = str(ats[0]) if ats.count(ats[0]) == len(ats) else _DUMPS(ats)
             line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
@@ -1052,7 +1082,7 @@ class TranscriptRecorder:
         self._write(_DUMPS(header) + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:
-        self._put(scrub(line, self.secrets), now=now)
+        self._put(_scrub_json(line, self.secrets), now=now)
 
     def _put(self, line: str, *, now: bool) -> None:
         """Write a scrubbed line (``now=False``: held until the turn ends with ``flush="turn"``)."""

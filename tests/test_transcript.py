@@ -683,3 +683,43 @@ def test_a_clock_that_is_not_integer_milliseconds_still_gives_a_faithful_transcr
     ats = [d.at for d in deltas]
     assert all(type(a) is float for a in ats) and [b - a for a, b in zip(ats, ats[1:])] == [0.25] * 3
     assert replay(path).events == events
+
+
+TOKEN = "abcdefghijklmnopqrstuvwxyz0123"
+
+
+@pytest.mark.parametrize(("text", "secrets", "redacted"), [
+    # "Bearer" then a line break: not a header's shape, left alone everywhere (the deltas, the
+    # block's end, the message), even with another "Bearer " on the line that flags it.
+    (f"Try Bearer x or Bearer\n{TOKEN} and then some more words here", (), False),
+    (f"Send BeaRer {TOKEN} to it, see sk-docs.", (), False),
+    (f"Send bearer {TOKEN} to it, see sk-docs.", (), True),
+    # A known secret that begins like the escape of the line break before it: scrubbing the
+    # written text would cut the escape in two; the strings are scrubbed instead.
+    ("hello\nXXXXXXXXXXXX and more", ("nXXXXXXXXXXXX",), False),
+    ("hello nXXXXXXXXXXXX and more", ("nXXXXXXXXXXXX",), True),
+])
+@pytest.mark.parametrize("abort_mid_block", [False, True])
+def test_every_line_scrubs_a_text_alike_so_the_transcript_replays(
+        tmp_path: Path, text: str, secrets: tuple[str, ...], redacted: bool, abort_mid_block: bool) -> None:
+    from interpreters import AbortSignal
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    signal = AbortSignal()
+    stream = agent_loop("hi", ctx, cfg, signal=signal, stream_fn=ScriptedModel([text], chunk_size=4),
+                        journal=TranscriptRecorder(path, ctx, cfg, secrets=secrets), clock=clock)
+    updates = 0
+    for event in stream:
+        updates += event.type == "message_update"
+        if abort_mid_block and updates == 9:
+            signal.abort()
+    stream.result()
+    written = path.read_text()
+    assert all(json.loads(line) for line in written.splitlines())
+    leaked = (TOKEN in written) or any(s in written for s in secrets)
+    if redacted:
+        assert not leaked
+    if not abort_mid_block:  # (an abort may cut the reply before the secret)
+        assert leaked is not redacted and ("[REDACTED]" in written) is redacted
+    assert replay(path).finished
