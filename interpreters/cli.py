@@ -45,6 +45,7 @@ from agentcore import (
     AssistantMessage,
     CallLlm,
     Emit,
+    FrozenDict,
     LlmContext,
     MessageUpdateEvent,
     Model,
@@ -898,12 +899,16 @@ _POLLS = frozenset({"get_steering_messages", "get_follow_up_messages", "get_api_
 def _cmd_resume(args: argparse.Namespace) -> int:
     from .demo import is_demo_model
     from .replay import ReplayDivergence, resume
+    from .transcript import REDACTED
 
     t = read(args.file)
     header_model: Model | None = None
     try:
         decoded = from_json(t.header.get("model"))
         header_model = decoded if isinstance(decoded, Model) else None
+        if header_model is not None and header_model.headers:  # a redacted header is not sent
+            kept = {k: v for k, v in header_model.headers.items() if v != REDACTED}
+            header_model = dataclasses.replace(header_model, headers=FrozenDict(kept) if kept else None)
     except (CodecError, ValueError, TypeError):
         header_model = None
     if args.model:

@@ -206,7 +206,8 @@ async def _run_job(job: RunJob, spec: _WorkerSpec) -> RunResult:
             context = dataclasses.replace(context, tools=tuple(spec.tools_factory(job)))
         if _resumable(path):
             resumed = True
-            stream = aresume(path, config, context.tools, stream_fn, clock=clock, secrets=spec.secrets)
+            stream = aresume(path, config, context.tools, stream_fn, clock=clock, secrets=spec.secrets,
+                             flush=spec.flush, fsync=spec.fsync)
             messages = await stream.result()
         else:
             path.parent.mkdir(parents=True, exist_ok=True)

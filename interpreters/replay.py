@@ -65,6 +65,7 @@ from .driver import now_ms
 from .signal import AbortSignal
 from .transcript import (
     EffectEncoder,
+    FlushMode,
     Transcript,
     TranscriptError,
     TranscriptRecorder,
@@ -696,17 +697,22 @@ def _plan(t: Transcript) -> _Plan:
     return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False)
 
 
-def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig,
-                  secrets: Sequence[str]) -> tuple[_Plan, TranscriptRecorder | None]:
+def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets: Sequence[str],
+                  flush: FlushMode, fsync: bool) -> tuple[_Plan, TranscriptRecorder | None]:
     t = read_transcript(path)
     plan = _plan(t)
     if plan.finished:
         return plan, None
+    # Live from here, with the config's model: the transcript's has its secret headers redacted.
+    model = config.model
+    plan.state = replace(plan.state, run=replace(plan.state.run, model=model))
+    plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
     if t.torn:
         os.truncate(path, t.size)  # drop the torn line before appending
     marker = {"resumed_from_step": plan.base_step, "at": time.time_ns() // 1_000_000}
     recorder = TranscriptRecorder._appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
-                                             marker=marker, secrets=secrets)
+                                             marker=marker, version=t.version, flush=flush, fsync=fsync,
+                                             secrets=secrets)
     return plan, recorder
 
 
@@ -719,16 +725,20 @@ def resume(
     *,
     clock: Callable[[], int] = now_ms,
     secrets: Sequence[str] = (),
+    flush: FlushMode = "entry",
+    fsync: bool = False,
 ) -> Any:
     """Resume the run recorded in ``path`` (sync). Returns an ``AgentEventStream`` of the events
     that come after the crash; its ``result()`` is every message the run added, before and after.
 
-    ``config`` and ``tools`` must be the run's (the transcript holds no code). The transcript
-    is appended to; a finished run returns a stream with no events.
+    ``config`` and ``tools`` must be the run's (the transcript holds no code); the run goes on
+    with ``config.model`` (the transcript's model has its secret headers redacted). The
+    transcript is appended to (``flush``, ``fsync``, ``secrets``: as for the recorder); a
+    finished run returns a stream with no events.
     """
     from .sync import AgentEventStream, _SyncRun
 
-    plan, recorder = _start_resume(path, config, secrets)
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
     run = _SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
     run.abort_fed = plan.state.aborted
     if plan.finished:
@@ -746,11 +756,13 @@ def aresume(
     *,
     clock: Callable[[], int] = now_ms,
     secrets: Sequence[str] = (),
+    flush: FlushMode = "entry",
+    fsync: bool = False,
 ) -> Any:
     """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
     from .aio import AgentEventStream, _AsyncRun
 
-    plan, recorder = _start_resume(path, config, secrets)
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
     run = _AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
     run.abort_fed = plan.state.aborted
     if plan.finished:

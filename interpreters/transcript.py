@@ -923,14 +923,16 @@ class TranscriptRecorder:
         self._offset = 0
         self._fast = _SHAPES_OK
         self._run: _DeltaRun | None = None
+        self._runs = True
         self._size = 0
         self._closed = False
 
     @classmethod
     def _appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
-                   encoder: EffectEncoder, marker: dict[str, Any], flush: FlushMode = "entry",
-                   fsync: bool = False, secrets: Sequence[str] = ()) -> TranscriptRecorder:
-        """A recorder that goes on writing an existing transcript after ``base_step`` (resume)."""
+                   encoder: EffectEncoder, marker: dict[str, Any], version: int = VERSION,
+                   flush: FlushMode = "entry", fsync: bool = False, secrets: Sequence[str] = ()) -> TranscriptRecorder:
+        """A recorder that goes on writing an existing transcript after ``base_step`` (resume), in
+        the transcript's own ``version`` (a version-1 file gets no ``deltas`` lines)."""
         self = cls.__new__(cls)
         self.path = Path(path)
         self.flush_mode = flush
@@ -946,6 +948,7 @@ class TranscriptRecorder:
         self._offset = base_step
         self._fast = _SHAPES_OK
         self._run = None
+        self._runs = version >= 2
         self._size = os.fstat(self._file.fileno()).st_size
         self._closed = False
         self._write(_DUMPS(marker) + "\n", now=True)
@@ -957,7 +960,7 @@ class TranscriptRecorder:
         if self._closed:
             raise ValueError(f"{self.path}: the recorder is closed (a run recorded after close())")
         if (type(input) is StreamEventReceived and len(effects) == 1 and type(input.event) in _DELTAS
-                and type(input.at) is int):
+                and type(input.at) is int and self._runs):
             e0: Any = effects[0]
             if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
                 ev: Any = input.event

@@ -191,3 +191,56 @@ def test_resume_refuses_a_transcript_the_code_no_longer_reproduces(tmp_path: Pat
     with pytest.raises(ReplayDivergence) as info:
         resume(cut, config, tools, stream_fn=stream_fn)
     assert info.value.report.step == 8
+
+
+def stream_cut_after(n: int) -> Any:
+    """(stream_fn, reply) of a scripted reply whose first stream is cut after ``n`` events."""
+    scripted = ScriptedModel(["one two three four five six seven"] * 2, chunk_size=4)
+    calls = [0]
+
+    def stream_fn(model: Any, context: Any, options: Any) -> Any:
+        calls[0] += 1
+        for i, event in enumerate(scripted(model, context, options)):
+            if calls[0] == 1 and i == n:
+                raise KeyboardInterrupt  # the process "dies" here
+            yield event
+
+    return stream_fn
+
+
+def test_resume_goes_on_with_the_config_model_not_its_redacted_copy(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    model = Model(id="m", headers={"Authorization": "Bearer abcdefgh12345678"})  # type: ignore[arg-type]
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=model)
+    with pytest.raises(KeyboardInterrupt):
+        run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=stream_cut_after(5),
+                       journal=TranscriptRecorder(path, ctx, cfg))
+    assert "abcdefgh12345678" not in path.read_text()
+    seen: list[Any] = []
+    scripted = ScriptedModel(["one two three four five six seven"], chunk_size=4)
+
+    def stream_fn(model: Any, context: Any, options: Any) -> Any:
+        seen.append(dict(model.headers or {}))
+        return scripted(model, context, options)
+
+    messages = resume(path, cfg, stream_fn=stream_fn).result()
+    assert seen == [{"Authorization": "Bearer abcdefgh12345678"}]
+    assert messages[-1].text == "one two three four five six seven"
+    assert "abcdefgh12345678" not in path.read_text() and replay(path).finished
+
+
+def test_resuming_a_version_1_transcript_keeps_writing_version_1(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    with pytest.raises(KeyboardInterrupt):
+        run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=stream_cut_after(5),
+                       journal=TranscriptRecorder(path, ctx, cfg, flush="entry"))
+    # The same prefix as a version-1 writer would have left it: one step line each.
+    t = read_transcript(path)
+    header = json.loads(path.read_text().splitlines()[0])
+    header["version"] = 1
+    path.write_text("\n".join([json.dumps(header)] + [e.text for e in t]) + "\n")
+    messages = resume(path, cfg, stream_fn=ScriptedModel(["one two three four five six seven"], chunk_size=4)).result()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["version"] == 1 and not any("deltas" in line for line in lines)
+    assert read_transcript(path).version == 1 and replay(path).messages == messages
