@@ -22,6 +22,7 @@ change that changes what the agent does fails the test with the divergence repor
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -131,10 +132,15 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
     from agentcore.codec import to_json
 
     from .sync import _prompts
-    from .transcript import read_transcript
+    from .transcript import _DUMPS, _known_secrets, _scrub_json, read_transcript
+
+    secrets = _known_secrets(config, ())
+
+    def as_recorded(value: Any) -> Any:  # what the recorder writes of it: scrubbed of secrets
+        return _without_timestamps(json.loads(_scrub_json(_DUMPS(to_json(value)), secrets)))
 
     recorded = read_transcript(path)
-    now = _without_timestamps(to_json(initial_state(context, config)))
+    now = as_recorded(initial_state(context, config))
     then = _without_timestamps(recorded.header.get("initial_state"))
     if now != then:
         fields = sorted(k for k in set(now.get("run", {})) | set(then.get("run", {}))
@@ -142,7 +148,7 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
         return f"the context or config changed since it was recorded ({', '.join(fields) or 'state'})"
     first = recorded.entries[0].input if recorded.entries else None
     if isinstance(first, Started):
-        mine = _without_timestamps(to_json(list(_prompts(prompts, lambda: 0))))
+        mine = as_recorded(list(_prompts(prompts, lambda: 0)))
         if mine != _without_timestamps(to_json(list(first.prompts))):
             return "the prompt changed since it was recorded"
     return None

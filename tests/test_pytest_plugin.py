@@ -119,3 +119,22 @@ class TestB:
     run(pytester).assert_outcomes(passed=2)
     names = sorted(p.name for p in (pytester.path / "transcripts").iterdir())
     assert names == ["TestA__test_same.jsonl", "TestB__test_same.jsonl"]
+
+
+def test_a_recording_with_secrets_in_its_start_replays(pytester: pytest.Pytester) -> None:
+    """The transcript's start is scrubbed; the comparison with the test's start scrubs it alike."""
+    secret_file = TEST_FILE.replace(
+        'config = AgentLoopConfig(model=Model(id="m"))',
+        'config = AgentLoopConfig(model=Model(id="m", headers={"Authorization": "Bearer abcdefgh12345678abcd"}),'
+        ' api_key="myVerySecretApiKey42")').replace(
+        'context = AgentContext("Be loud.", [], [shout])',
+        'context = AgentContext("Be loud. The key is myVerySecretApiKey42.", [], [shout])').replace(
+        '"Shout hi"', '"Shout hi with sk-proj-' + "a" * 30 + '"')
+    assert secret_file != TEST_FILE
+    pytester.makepyfile(test_recorded_agent=secret_file)
+    run(pytester).stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
+    transcript = (pytester.path / "transcripts" / "test_agent.jsonl").read_text()
+    assert "myVerySecretApiKey42" not in transcript and "abcdefgh12345678abcd" not in transcript
+    second = run(pytester)
+    second.assert_outcomes(passed=1)
+    second.stdout.fnmatch_lines(["*REPLAYED 0 calls=hi*"])
