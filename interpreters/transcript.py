@@ -136,7 +136,7 @@ FlushMode = Literal["entry", "turn"]
 
 
 class TranscriptError(ValueError):
-    """A file that is not a readable v1 transcript; the message names the line and the problem."""
+    """A file that is not a readable transcript; the message names the line and the problem."""
 
 
 # --------------------------------------------------------------------------- secrets
