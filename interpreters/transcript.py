@@ -1099,7 +1099,9 @@ class TranscriptRecorder:
         self._write_bytes(line.encode("utf-8"))
 
     def _write_bytes(self, data: bytes) -> None:
-        self._file.write(data)
+        done = self._file.write(data)
+        while done < len(data):  # a short write (rare on a file): write the rest
+            done += self._file.write(data[done:])
         self._size += len(data)
         if self.fsync:
             os.fsync(self._file.fileno())
@@ -1379,7 +1381,9 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
             effects = [{"type": "emit", "event": {"type": "message_update"}}]
             entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
-    except (CodecError, TypeError, KeyError, ValueError, IndexError) as exc:
+    except IndexError:
+        raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply") from None
+    except (CodecError, TypeError, KeyError, ValueError) as exc:
         raise _fail(lineno, f"cannot decode the input: {exc}") from None
 
 

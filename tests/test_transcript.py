@@ -154,6 +154,18 @@ def test_a_damaged_deltas_line_is_named(tmp_path: Path, damage: tuple[dict[str, 
     assert str(info.value) == f"line {index + 1}: damaged deltas line ({damage[1]})"
 
 
+def test_a_deltas_line_for_a_block_the_reply_does_not_have_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["x" * 40])
+    text = path.read_text().splitlines()
+    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
+    text[index] = text[index].replace('"content_index":0', '"content_index":3')
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    assert str(info.value) == f"line {index + 1}: cannot decode the input: content_index 3 names no block of the reply"
+
+
 def test_a_deltas_line_whose_last_step_does_not_add_up_is_named(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     record(path, ["x" * 40])
