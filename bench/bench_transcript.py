@@ -83,25 +83,26 @@ def medians(fns: list[Any], rounds: int = ROUNDS) -> list[float]:
 def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     rows = []
-    scenarios = {
-        "streamed turns, 50 turns": (streamed_turns(50), 4),
-        "tool loop, 200 turns": (tool_loop(200), 8),
-        "tool loop, 1000 turns": (tool_loop(1000), 8),
-        "one reply, 10k deltas": ([(PROSE * 1000)[:80_000]], 8),
+    scenarios = {  # name: (replies, chunk size, units, unit)
+        "streamed turns, 50 turns": (streamed_turns(50), 4, 50, "turn"),
+        "tool loop, 200 turns": (tool_loop(200), 8, 200, "turn"),
+        "tool loop, 1000 turns": (tool_loop(1000), 8, 1000, "turn"),
+        "one reply, 10k deltas": ([(PROSE * 1000)[:80_000]], 8, 10_000, "delta"),
     }
-    for name, (replies, chunk) in scenarios.items():
+    for name, (replies, chunk, units, unit) in scenarios.items():
         plain, entry, turn = medians([
             lambda: run(replies, chunk, None),
             lambda: run(replies, chunk, tmp / "e.jsonl", "entry"),
             lambda: run(replies, chunk, tmp / "t.jsonl", "turn"),
         ])
         size = (tmp / "e.jsonl").stat().st_size
-        rows.append((name, plain, entry, turn, size))
-    print(f"medians of {ROUNDS} interleaved runs")
-    print(f"{'scenario':26} {'plain':>9} {'entry':>9} {'ovh':>6} {'turn':>9} {'ovh':>6} {'size':>9}")
-    for name, plain, entry, turn, size in rows:
+        rows.append((name, plain, entry, turn, size, (entry - plain) / units, unit))
+    print(f"medians of {ROUNDS} interleaved runs (added: what flush=\"entry\" adds per turn or delta)")
+    print(f"{'scenario':26} {'plain':>9} {'entry':>9} {'ovh':>6} {'turn':>9} {'ovh':>6} {'size':>9} {'added':>14}")
+    for name, plain, entry, turn, size, added, unit in rows:
         print(f"{name:26} {plain * 1e3:7.1f}ms {entry * 1e3:7.1f}ms {100 * (entry / plain - 1):5.0f}% "
-              f"{turn * 1e3:7.1f}ms {100 * (turn / plain - 1):5.0f}% {size / 1e6:7.2f}MB")
+              f"{turn * 1e3:7.1f}ms {100 * (turn / plain - 1):5.0f}% {size / 1e6:7.2f}MB "
+              f"{added * 1e6:6.1f} µs/{unit}")
     path = tmp / "1000.jsonl"
     run(tool_loop(1000), 8, path)
     t0 = time.perf_counter()
