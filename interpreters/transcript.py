@@ -857,7 +857,7 @@ _RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_
 class _DeltaRun:
     """Consecutive stream deltas of one content block, each answered by one ``message_update``."""
 
-    __slots__ = ("step", "id", "kind", "index", "texts", "ats")
+    __slots__ = ("step", "id", "kind", "index", "texts", "ats", "open")
 
     def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int]) -> None:
         self.step = step
@@ -866,6 +866,7 @@ class _DeltaRun:
         self.index = index
         self.texts = texts
         self.ats = ats
+        self.open = True
 
 
 class TranscriptRecorder:
@@ -1027,7 +1028,8 @@ class TranscriptRecorder:
                    _emit: Any = Emit, _update: Any = MessageUpdateEvent) -> None:
             if type(input) is _event and len(effects) == 1:
                 ev = input.event
-                if type(ev) is kind and ev.content_index == index and input.id == sid and type(input.at) is int:
+                if (type(ev) is kind and ev.content_index == index and input.id == sid and type(input.at) is int
+                        and run.open):  # (a caller may hold on to this closure after the run ended)
                     e0: Any = effects[0]
                     if type(e0) is _emit and type(e0.event) is _update:
                         add_text(ev.delta)
@@ -1045,6 +1047,7 @@ class TranscriptRecorder:
         run = self._run
         assert run is not None
         self._run = None
+        run.open = False
         self.__dict__.pop("record", None)  # back to the class's record
         texts, ats = run.texts, run.ats
         self._steps = run.step + len(texts) - 1

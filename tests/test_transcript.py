@@ -735,3 +735,33 @@ def test_every_line_scrubs_a_text_alike_so_the_transcript_replays(
     if not abort_mid_block:  # (an abort may cut the reply before the secret)
         assert leaked is not redacted and ("[REDACTED]" in written) is redacted
     assert replay(path).finished
+
+
+def test_a_caller_that_holds_on_to_record_loses_no_delta(tmp_path: Path) -> None:
+    class Forward:  # a journal that calls the recorder's record it looked up once
+        def __init__(self, recorder: TranscriptRecorder) -> None:
+            self.recorder = recorder
+            self.record: Any = None
+
+        def __call__(self, step: int, input: Any, effects: Any) -> None:
+            delta = getattr(getattr(input, "event", None), "delta", None)
+            if delta in (None, "bb"):  # keeps, from "bb" on, the record a run of deltas installed
+                self.record = self.recorder.record
+            self.record(step, input, effects)
+            if delta == "cc":
+                self.recorder.flush()  # ends the run in the middle of the block
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    forward = Forward(recorder)
+
+    class Journal:
+        def record(self, step: int, input: Any, effects: Any) -> None:
+            forward(step, input, effects)
+
+    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["aabbccddee"], chunk_size=2),
+                   journal=Journal(), clock=clock)
+    recorder.close()
+    deltas = [e.input.event.delta for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
+    assert deltas == ["aa", "bb", "cc", "dd", "ee"]
