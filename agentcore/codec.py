@@ -288,6 +288,9 @@ class PartialFold:
 
     def apply(self, event: Any) -> Any:
         if isinstance(event, _stream.StartEvent):
+            if not isinstance(event.partial, _stream.PartialAssistantMessage):
+                raise CodecError(f"the start event's partial is a {type(event.partial).__name__}, "
+                                 "not a partial assistant message")
             self.partial = event.partial
             return event
         if not isinstance(event, _BLOCK_EVENTS) or event.partial is not None:

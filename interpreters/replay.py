@@ -27,6 +27,7 @@ import difflib
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -64,11 +65,15 @@ from agentcore.state import Finished
 from .driver import now_ms
 from .signal import AbortSignal
 from .transcript import (
+    _DUMPS,
+    REDACTED,
     EffectEncoder,
     FlushMode,
     Transcript,
     TranscriptError,
     TranscriptRecorder,
+    _known_secrets,
+    _scrub_json,
     expand,
     read_transcript,
 )
@@ -227,9 +232,13 @@ def _llm_diff(expected: Any, actual: Any) -> tuple[str, str]:
 class _Comparator:
     """Compares the effects of each step with the recording, in transcript order."""
 
-    def __init__(self, transcript: Transcript, options: ReplayOptions) -> None:
+    def __init__(self, transcript: Transcript, options: ReplayOptions,
+                 secrets: Sequence[str] | None = None) -> None:
         self.entries = transcript.entries
         self.options = options
+        self.secrets = secrets
+        """Set when the inputs are live (LLM-only): the effects are scrubbed as the recorder
+        scrubbed the recording's, so a secret a live tool prints again is not a difference."""
         self.encoder = EffectEncoder()
         keys: set[str] = set()
         if options.ignore_timestamps:
@@ -242,18 +251,24 @@ class _Comparator:
     def _norm(self, value: Any) -> Any:
         return _strip(value, self.strip_keys) if self.strip_keys else value
 
+    def _scrubbed(self, value: Any) -> Any:
+        if self.secrets is None:
+            return value
+        text = _DUMPS(value)
+        clean = _scrub_json(text, self.secrets)
+        return value if clean == text else json.loads(clean)
+
     def check(self, index: int, effects: Sequence[Effect]) -> Divergence | None:
         entry = self.entries[index]
         recorded = entry.effects_json
-        encoded = [self.encoder.encode(e) for e in effects]
+        encoded = [self._scrubbed(self.encoder.encode(e)) for e in effects]
         base = self.turn
-        starts = [i for i, e in enumerate(recorded)
-                  if isinstance(e, dict) and e.get("type") == "emit" and e["event"].get("type") == "turn_start"]
+        starts = [i for i, e in enumerate(recorded) if e["type"] == "emit" and e["event"]["type"] == "turn_start"]
         self.turn += len(starts)
         turn = max(self.turn, 1)
         if self.options.tool_calls_only:
             exp_v = _tool_view([expand(e) for e in recorded])
-            act_v = _tool_view([_full(e) for e in effects])
+            act_v = _tool_view([self._scrubbed(_full(e)) for e in effects])
             if exp_v != act_v:
                 return Divergence("effect", entry.step, turn, exp_v, act_v, _udiff(exp_v, act_v, "tool calls"),
                                   "the tool calls differ")
@@ -263,7 +278,7 @@ class _Comparator:
         for i in range(max(len(encoded), len(recorded))):
             turn = max(1, base + sum(1 for j in starts if j <= i))
             if i >= len(recorded):
-                act = _full(effects[i])
+                act = self._scrubbed(_full(effects[i]))
                 return Divergence("effect", entry.step, turn, None, act, _udiff(None, act),
                                   f"effect {i} ({_describe(act)}) was not recorded")
             if i >= len(encoded):
@@ -272,7 +287,7 @@ class _Comparator:
                                   f"recorded effect {i} ({_describe(exp)}) was not asked for")
             if self._norm(encoded[i]) == self._norm(recorded[i]):
                 continue
-            exp, act = self._norm(expand(recorded[i])), self._norm(_full(effects[i]))
+            exp, act = self._norm(expand(recorded[i])), self._norm(self._scrubbed(_full(effects[i])))
             if exp == act:
                 continue  # same content, shared differently (e.g. histories rebuilt by a hook)
             if exp.get("type") == "call_llm" and act.get("type") == "call_llm":
@@ -374,9 +389,9 @@ class _Stop(BaseException):
 class _LiveChecker:
     """A journal that checks each live step against the recording (first divergence sticks)."""
 
-    def __init__(self, transcript: Transcript, options: ReplayOptions) -> None:
+    def __init__(self, transcript: Transcript, options: ReplayOptions, secrets: Sequence[str]) -> None:
         self.transcript = transcript
-        self.cmp = _Comparator(transcript, options)
+        self.cmp = _Comparator(transcript, options, secrets)
         self.index = 0
         self.failure: Divergence | None = None
         self.signal: AbortSignal | None = None
@@ -575,11 +590,12 @@ def _in_recorded_order_async(transcript: Transcript, *args: Any) -> Any:
     return InRecordedOrder(*args)
 
 
-def _llm_setup(source: Source, options: ReplayOptions) -> tuple[Transcript, _LiveChecker, RecordedModel]:
+def _llm_setup(source: Source, options: ReplayOptions, config: AgentLoopConfig,
+               secrets: Sequence[str]) -> tuple[Transcript, _LiveChecker, RecordedModel]:
     t = _load(source)
     if not t.entries:
         raise TranscriptError("line 1: the transcript has no steps to replay")
-    checker = _LiveChecker(t, options)
+    checker = _LiveChecker(t, options, _known_secrets(config, secrets))
     return t, checker, RecordedModel(t, checker)
 
 
@@ -596,15 +612,18 @@ def _llm_result(t: Transcript, checker: _LiveChecker, run: Any, events: list[Age
 
 
 def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
-               options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None) -> ReplayResult:
+               options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None,
+               secrets: Sequence[str] = ()) -> ReplayResult:
     """Replay with recorded model replies and live tools and hooks (the sync interpreter).
 
     Raises :class:`ReplayDivergence` at the first step whose effects differ from the recording,
     when the run asks for more than the recording has, or when it ends before the recording.
+    The effects are compared scrubbed of secrets as the recorder scrubbed the recording's: the
+    config's keys and headers, and ``secrets`` (give the recorder's ``secrets=``).
     """
     from .sync import AgentEventStream
 
-    t, checker, model = _llm_setup(source, options)
+    t, checker, model = _llm_setup(source, options, config, secrets)
     run = _in_recorded_order(t, t.initial_state, tools, config, t.entries[0].input, signal, model, checker,
                              checker.clock)
     checker.signal = run.signal
@@ -619,11 +638,12 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
 
 
 async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
-                      options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None) -> ReplayResult:
+                      options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None,
+                      secrets: Sequence[str] = ()) -> ReplayResult:
     """:func:`replay_llm` on the asyncio interpreter (``async def`` tools and hooks awaited)."""
     from .aio import AgentEventStream
 
-    t, checker, model = _llm_setup(source, options)
+    t, checker, model = _llm_setup(source, options, config, secrets)
     run = _in_recorded_order_async(t, t.initial_state, tools, config, t.entries[0].input, signal, model,
                                    checker, checker.clock)
     checker.signal = run.signal
@@ -707,6 +727,10 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
     model = config.model
     plan.state = replace(plan.state, run=replace(plan.state.run, model=model))
     plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
+    scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in _DUMPS(to_json(e, partials=False))})
+    if scrubbed:
+        warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted ({', '.join(scrubbed)}): "
+                      f"it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
     if t.torn:
         os.truncate(path, t.size)  # drop the torn line before appending
     marker = {"resumed_from_step": plan.base_step, "at": time.time_ns() // 1_000_000}

@@ -42,6 +42,7 @@ import dataclasses
 import json
 import os
 import re
+import typing
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -85,6 +86,7 @@ from agentcore.events import (
     TurnStartEvent,
 )
 from agentcore.inputs import StreamEventReceived, ToolFinished
+from agentcore.state import RunState
 from agentcore.messages import (
     AssistantMessage,
     Cost,
@@ -164,11 +166,13 @@ def _known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tupl
                     if value.lower().startswith("bearer "):
                         found.append(value[7:])
     # Lines are JSON: a secret with a quote, a backslash, a control or a non-ASCII character is
-    # written escaped, so look for its escaped forms too.
+    # written escaped, so look for its escaped forms too; twice escaped as well, for JSON held in
+    # a JSON string (the streamed arguments of a tool call).
     forms = set(found)
-    for secret in found:
-        forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])
-        forms.add(json.dumps(secret)[1:-1])
+    for _ in range(2):
+        for form in list(forms):
+            forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
+            forms.add(json.dumps(form)[1:-1])
     # Longest first, so a secret that contains another is replaced whole.
     return tuple(sorted(forms, key=len, reverse=True))
 
@@ -1175,7 +1179,10 @@ class Entry:
     def effects(self) -> tuple[Effect, ...]:
         """The recorded effects, decoded (``message_update`` emits come back as the input's event)."""
         if self._effects is None:
-            self._effects = tuple(_decode_effect(e, self.input) for e in self.effects_json)
+            try:
+                self._effects = tuple(_decode_effect(e, self.input) for e in self.effects_json)
+            except _DECODE_ERRORS as exc:
+                raise _fail(self.line, f"cannot decode the effects: {exc}") from None
         return self._effects
 
 
@@ -1246,8 +1253,17 @@ class Transcript:
 
 def decode_state(data: Mapping[str, Any]) -> LoopState:
     """``from_json`` for a ``LoopState``, checked."""
-    decoded: LoopState = from_json(data)
+    decoded = from_json(data)
+    if not isinstance(decoded, LoopState):
+        raise CodecError(f"a {type(decoded).__name__}, not a LoopState")
+    if not isinstance(decoded.run, RunState):
+        raise CodecError(f"its run is a {type(decoded.run).__name__}, not a RunState")
     return decoded
+
+
+_INPUTS: Final = typing.get_args(Input)
+_DECODE_ERRORS: Final = (CodecError, TypeError, KeyError, IndexError, AttributeError, ValueError)
+"""What decoding damaged JSON can raise (a missing type tag leaves a plain mapping, say)."""
 
 
 def _fail(line: int, problem: str) -> TranscriptError:
@@ -1292,6 +1308,10 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions 1 and 2)")
     if "initial_state" not in header:
         raise _fail(1, "the header has no initial_state")
+    try:
+        decode_state(header["initial_state"])
+    except _DECODE_ERRORS as exc:
+        raise _fail(1, f"the header's initial_state does not decode: {exc}") from None
     entries: list[Entry] = []
     seqs: dict[str, list[Any]] = {}
     folds: dict[int, PartialFold] = {}
@@ -1327,8 +1347,15 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         effects = obj.get("effects", [])
         if not isinstance(inp_json, dict) or not isinstance(effects, list):
             raise _fail(lineno, "damaged step (input must be an object and effects a list)")
+        for i, e in enumerate(effects):
+            if not (isinstance(e, dict) and type(e.get("type")) is str
+                    and (e["type"] != "emit" or (isinstance(e.get("event"), dict)
+                                                 and type(e["event"].get("type")) is str))):
+                raise _fail(lineno, f"damaged step (effect {i} is not an effect object with a type)")
         try:
             inp = from_json(inp_json)
+            if not isinstance(inp, _INPUTS):
+                raise CodecError(f"not an input: {inp_json.get('type')!r}")
             if type(inp) is StreamEventReceived:
                 fold = folds.get(inp.id)
                 if fold is None:
@@ -1336,7 +1363,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
                 event = fold.apply(inp.event)
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
-        except (CodecError, TypeError, KeyError, IndexError) as exc:
+        except _DECODE_ERRORS as exc:
             raise _fail(lineno, f"cannot decode the input: {exc}") from None
         try:
             seqs = _resolve(effects, seqs)
@@ -1386,7 +1413,7 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
     except IndexError:
         raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply") from None
-    except (CodecError, TypeError, KeyError, ValueError) as exc:
+    except _DECODE_ERRORS as exc:
         raise _fail(lineno, f"cannot decode the input: {exc}") from None
 
 

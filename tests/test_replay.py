@@ -414,3 +414,59 @@ def test_llm_only_replay_stops_a_tool_the_recorded_abort_stopped_before_it_start
     log.clear()
     result = replay_llm(path, config, [a, b])  # the real thread pool now
     assert result.messages == messages and log == ["a"]
+
+
+@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
+def test_llm_only_replay_scrubs_what_live_tools_print_as_the_recorder_did(tmp_path: Path, flavour: str) -> None:
+    import asyncio
+
+    from interpreters.replay import areplay_llm
+
+    key = "my-api-key-1234"
+
+    def fetcher(suffix: str = "") -> Any:
+        @tool(name="fetch")
+        def fetch(url: str) -> str:
+            """Fetch a page."""
+            raise RuntimeError(f"401 for key {key}{suffix}")
+
+        return fetch
+
+    path = tmp_path / "r.jsonl"
+    ctx = AgentContext("", [], [fetcher()])
+    config = AgentLoopConfig(model=Model(id="m"), api_key=key)
+    messages = agent_loop("go", ctx, config, stream_fn=ScriptedModel([tool_call("fetch", {"url": "u"}), "sorry"]),
+                          journal=TranscriptRecorder(path, ctx, config)).result()
+    assert key not in path.read_text()
+
+    def again(tools: list[Any]) -> Any:
+        if flavour == "sync":
+            return replay_llm(path, config, tools)
+        return asyncio.run(areplay_llm(path, config, tools))
+
+    result = again([fetcher()])
+    assert result.messages == messages  # the live run's own messages: the real text
+    with pytest.raises(ReplayDivergence) as info:
+        again([fetcher(" (retry later)")])
+    report = str(info.value)
+    assert "(retry later)" in report and key not in report  # the diff shows no secret either
+
+
+def test_resume_warns_when_it_goes_on_with_redacted_text(tmp_path: Path) -> None:
+    token = "sk-ant-" + "a" * 40
+
+    @tool(name="login")
+    def login(token: str) -> str:
+        """Log in."""
+        return "ok"
+
+    path = tmp_path / "r.jsonl"
+    ctx = AgentContext("", [], [login])
+    config = AgentLoopConfig(model=Model(id="m"))
+    agent_loop("go", ctx, config, stream_fn=ScriptedModel([tool_call("login", {"token": token}), "in"]),
+               journal=TranscriptRecorder(path, ctx, config)).result()
+    running = next(e.step for e in read_transcript(path) if any(x["type"] == "execute_tool" for x in e.effects_json))
+    cut = fork(path, running, tmp_path / "cut.jsonl")
+    with pytest.warns(RuntimeWarning, match=r"holds text the recorder redacted \(execute_tool\): it is sent as "
+                                            r"\[REDACTED\]"):
+        resume(cut, config, [login], stream_fn=ScriptedModel(["in"])).result()

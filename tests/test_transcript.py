@@ -765,3 +765,51 @@ def test_a_caller_that_holds_on_to_record_loses_no_delta(tmp_path: Path) -> None
     recorder.close()
     deltas = [e.input.event.delta for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
     assert deltas == ["aa", "bb", "cc", "dd", "ee"]
+
+
+@pytest.mark.parametrize("abort_in_arguments", [False, True])
+def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path: Path, abort_in_arguments: bool) -> None:
+    from interpreters import AbortSignal
+
+    secret = 'pass"word123'  # streamed inside JSON inside a JSON string: escaped twice in a line
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext("", [], [add]), AgentLoopConfig(model=Model(id="m1"))
+    signal = AbortSignal()
+    scripted = ScriptedModel([tool_call("add", {"a": 1, "b": 2, "note": secret}), "ok"], chunk_size=9)
+
+    def stream_fn(model: Any, context: Any, options: Any) -> Any:
+        for event in scripted(model, context, options):
+            yield event
+            if abort_in_arguments and event.type == "toolcall_delta" and "word" in event.delta:
+                signal.abort()
+
+    stream = agent_loop("go", ctx, cfg, signal=signal, stream_fn=stream_fn,
+                        journal=TranscriptRecorder(path, ctx, cfg, secrets=[secret]), clock=clock)
+    list(stream)
+    written = path.read_text()
+    once = json.dumps(secret)[1:-1]
+    assert secret not in written and once not in written and json.dumps(once)[1:-1] not in written
+    assert replay(path).finished
+
+
+@pytest.mark.parametrize(("where", "old", "new", "message"), [
+    ("start", '"partial":{"type"', '"partial":{"typX"',
+     "cannot decode the input: the start event's partial is a FrozenDict, not a partial assistant message"),
+    ("header", '"run":{"type"', '"run":{"typX"',
+     "the header's initial_state does not decode: its run is a FrozenDict, not a RunState"),
+    ("emit", '"effects":[{"type":"emit","event"', '"effects":[{"type":"emit","evenX"',
+     "damaged step (effect 0 is not an effect object with a type)"),
+    ("input", '"input":{"type":"started"', '"input":{"typX":"started"',
+     "cannot decode the input: not an input: None"),
+])
+def test_a_damaged_record_inside_a_line_is_a_transcript_error(
+        tmp_path: Path, where: str, old: str, new: str, message: str) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["hello"])
+    text = path.read_text().splitlines()
+    index = 0 if where == "header" else next(i for i, line in enumerate(text) if i and old in line)
+    text[index] = text[index].replace(old, new, 1)
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    assert str(info.value) == f"line {index + 1}: {message}"
