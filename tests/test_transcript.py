@@ -131,6 +131,27 @@ def test_a_run_is_one_line_however_slowly_it_streams_and_a_secret_split_over_it_
     assert replay(path).messages[-1].text == "my key is [REDACTED], keep it"
 
 
+def damaged_run(tmp_path: Path, change: Any) -> str:
+    """The error reading a recording whose one ``deltas`` line went through ``change`` (a dict
+    merged into its ``deltas``, or a function of the line's text)."""
+    path = tmp_path / "run.jsonl"
+    record(path, ["x" * 40])
+    text = path.read_text().splitlines()
+    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
+    if isinstance(change, dict):
+        obj = json.loads(text[index])
+        obj["deltas"].update(change)
+        text[index] = json.dumps(obj)
+    else:
+        text[index] = change(text[index])
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    prefix = f"line {index + 1}: "
+    assert str(info.value).startswith(prefix)
+    return str(info.value)[len(prefix):]
+
+
 @pytest.mark.parametrize("damage", [
     ({"text": []}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
     ({"text": ["a", 1]}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
@@ -141,41 +162,17 @@ def test_a_run_is_one_line_however_slowly_it_streams_and_a_secret_split_over_it_
     ({"id": None}, "id and content_index must be integers (content_index >= 0) and text a list of strings"),
 ])
 def test_a_damaged_deltas_line_is_named(tmp_path: Path, damage: tuple[dict[str, Any], str]) -> None:
-    path = tmp_path / "run.jsonl"
-    record(path, ["x" * 40])
-    text = path.read_text().splitlines()
-    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
-    obj = json.loads(text[index])
-    obj["deltas"].update(damage[0])
-    text[index] = json.dumps(obj)
-    path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError) as info:
-        read_transcript(path)
-    assert str(info.value) == f"line {index + 1}: damaged deltas line ({damage[1]})"
+    assert damaged_run(tmp_path, damage[0]) == f"damaged deltas line ({damage[1]})"
 
 
 def test_a_deltas_line_for_a_block_the_reply_does_not_have_is_named(tmp_path: Path) -> None:
-    path = tmp_path / "run.jsonl"
-    record(path, ["x" * 40])
-    text = path.read_text().splitlines()
-    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
-    text[index] = text[index].replace('"content_index":0', '"content_index":3')
-    path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError) as info:
-        read_transcript(path)
-    assert str(info.value) == f"line {index + 1}: cannot decode the input: content_index 3 names no block of the reply"
+    problem = damaged_run(tmp_path, lambda line: line.replace('"content_index":0', '"content_index":3'))
+    assert problem == "cannot decode the input: content_index 3 names no block of the reply"
 
 
 def test_a_deltas_line_whose_last_step_does_not_add_up_is_named(tmp_path: Path) -> None:
-    path = tmp_path / "run.jsonl"
-    record(path, ["x" * 40])
-    text = path.read_text().splitlines()
-    index = next(i for i, line in enumerate(text) if '"deltas"' in line)
-    text[index] = text[index].replace('"last":8', '"last":9')
-    path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError) as info:
-        read_transcript(path)
-    assert str(info.value) == f"line {index + 1}: damaged deltas line (last is 9 but 5 deltas from step 4 end at step 8)"
+    problem = damaged_run(tmp_path, lambda line: line.replace('"last":8', '"last":9'))
+    assert problem == "damaged deltas line (last is 9 but 5 deltas from step 4 end at step 8)"
 
 
 def test_version_1_files_are_still_read(tmp_path: Path) -> None:
