@@ -166,3 +166,38 @@ def test_llm_only_replay_reproduces_the_recorded_aborts(tmp_path: Path, sc: dict
         result = asyncio.run(areplay_llm(path, cfg, [ok, boom]))
     assert result.events == events
     assert result.messages == messages
+
+
+KEY = "key-" + "Q7" * 10
+
+
+@tool
+def leak(x: int) -> str:
+    """Prints secrets: the config's key and a key-shaped one."""
+    if x % 2:
+        raise RuntimeError(f"401 with {KEY}")
+    return f"token {KEY} and sk-proj-{'z' * 24} for {x}"
+
+
+@SETTINGS
+@given(calls=st.lists(st.lists(st.tuples(st.sampled_from(["ok", "leak"]), st.integers(0, 9)), min_size=1, max_size=3),
+                      min_size=1, max_size=4),
+       mode=st.sampled_from(["parallel", "sequential"]), flavour=st.sampled_from(["sync", "asyncio"]))
+def test_a_scrubbed_recording_replays_strictly_and_llm_only(
+        tmp_path: Path, calls: list[list[tuple[str, int]]], mode: str, flavour: str) -> None:
+    path = tmp_path / "s.jsonl"
+    ctx = AgentContext("sys", [], [ok, leak])
+    cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=mode, api_key=KEY)
+    replies = [Reply(text="calling", tool_calls=[ScriptedCall(n, {"x": x}) for n, x in batch]) for batch in calls]
+    stream = agent_loop("go", ctx, cfg, stream_fn=ScriptedModel(replies + ["done"]),
+                        journal=TranscriptRecorder(path, ctx, cfg))
+    events = list(stream)
+    messages = stream.result()
+    written = path.read_text()
+    assert KEY not in written and "sk-proj-" + "z" * 24 not in written
+    assert replay(path).finished
+    if flavour == "sync":
+        result = replay_llm(path, cfg, [ok, leak])
+    else:
+        result = asyncio.run(areplay_llm(path, cfg, [ok, leak]))
+    assert result.events == events and result.messages == messages
