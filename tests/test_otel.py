@@ -654,3 +654,44 @@ def test_without_turn_spans_calls_hang_under_the_run(flavour: str, otel: Any) ->
         "  chat gpt-test",
     ]
     assert attrs(one(spans, "invoke_agent calc"))["agentcore.run.turns"] == 2
+
+
+@pytest.mark.parametrize(("flavour", "kind"), [("sync", "generator"), ("sync", "eager"), ("asyncio", "generator"),
+                                               ("asyncio", "eager"), ("asyncio", "async generator")])
+def test_spans_a_stream_function_starts_before_its_first_event_are_children_of_chat(
+        flavour: str, kind: str, otel: Any) -> None:
+    """As an instrumented HTTP client's request span (and its retries') would be."""
+    provider, exporter = otel
+    tracer = provider.get_tracer("http")
+    scripted = ScriptedModel(["hello"])
+
+    def request() -> None:
+        with tracer.start_as_current_span("POST /chat"):
+            pass
+
+    def generator(model: Any, context: Any, options: Any) -> Any:
+        request()  # runs at the first next(): the request goes out when the stream is read
+        for i, event in enumerate(scripted(model, context, options)):
+            if i == 2:
+                request()  # after the first event: not nested (the per-delta path stays free)
+            yield event
+
+    def eager(model: Any, context: Any, options: Any) -> Any:
+        request()  # the request goes out when the function is called
+        return scripted(model, context, options)
+
+    async def async_generator(model: Any, context: Any, options: Any) -> Any:
+        request()
+        for event in scripted(model, context, options):
+            yield event
+
+    stream_fn = {"generator": generator, "eager": eager, "async generator": async_generator}[kind]
+    run(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn, journal=TracingObserver(provider))
+    spans = exporter.get_finished_spans()
+    first = [s for s in spans if s.name == "POST /chat"][0]
+    assert first.parent is not None and first.parent.span_id == one(spans, "chat gpt-test").context.span_id
+    assert outline([s for s in spans if s is not first and s.name != "POST /chat"]) == [
+        "invoke_agent", "  turn 1", "    chat gpt-test"]
+    if kind == "generator":  # the second request: a trace of its own, not the chat's
+        (later,) = [s for s in spans if s.name == "POST /chat" and s is not first]
+        assert later.parent is None
