@@ -874,8 +874,18 @@ def _ssl_context() -> ssl.SSLContext:
 _default_lock = threading.Lock()
 _default: HttpStreamer | None = None
 # Strong references, purged of closed loops on every lookup (a weak-keyed mapping would never
-# let go: the client's connections refer back to their loop).
-_default_async: dict[asyncio.AbstractEventLoop, AsyncHttpStreamer] = {}
+# let go: the client's connections refer back to their loop). Each streamer comes with the
+# async generator that closes it when its loop shuts down.
+_default_async: dict[asyncio.AbstractEventLoop, tuple[AsyncHttpStreamer, AsyncIterator[None]]] = {}
+
+
+async def _closed_at_shutdown(streamer: AsyncHttpStreamer) -> AsyncIterator[None]:
+    """Closes ``streamer`` when its event loop finalizes its async generators (``asyncio.run``
+    does, through ``loop.shutdown_asyncgens()``, while the loop still runs)."""
+    try:
+        yield
+    finally:
+        await streamer.aclose()
 
 
 def default_streamer() -> HttpStreamer:
@@ -893,9 +903,18 @@ def default_async_streamer() -> AsyncHttpStreamer:
     with _default_lock:
         for dead in [lp for lp in _default_async if lp.is_closed()]:
             del _default_async[dead]
-        streamer = _default_async.get(loop)
-        if streamer is None:
-            streamer = _default_async[loop] = AsyncHttpStreamer()
+        held = _default_async.get(loop)
+        if held is not None:
+            return held[0]
+        streamer = AsyncHttpStreamer()
+        closer = _closed_at_shutdown(streamer)
+        # Its first step registers it with the running loop (the asyncgen "firstiter" hook) and
+        # runs it to its ``yield``; the loop's shutdown then runs its ``finally``.
+        try:
+            closer.asend(None).send(None)  # type: ignore[attr-defined]
+        except StopIteration:
+            pass
+        _default_async[loop] = (streamer, closer)
         return streamer
 
 

@@ -178,15 +178,20 @@ def test_default_instances(server: ScriptServer) -> None:
     assert default_streamer().timeout.read == 120 and default_streamer().timeout.connect == 10
     assert list(stream_http(model, CONTEXT, StreamOptions(api_key="k")))[-1].type == "done"
 
+    streamers: list[Any] = []
+
     async def go() -> tuple[str, bool, int]:
         events = [e async for e in astream_http(model, CONTEXT, StreamOptions(api_key="k"))]
+        streamers.append(default_async_streamer())
         return (events[-1].type, default_async_streamer() is default_async_streamer(),
                 len(http_mod._default_async))
 
     # One async client per event loop: two asyncio.run() calls do not share a dead loop's pool,
-    # and the streamers of closed loops are dropped.
+    # and the streamers of closed loops are dropped, their clients closed as the loop shut down.
     assert asyncio.run(go()) == ("done", True, 1)
+    assert streamers[0].client.is_closed
     assert asyncio.run(go()) == ("done", True, 1)
+    assert streamers[1] is not streamers[0] and streamers[1].client.is_closed
 
 
 def test_abort_from_inside_the_event_loop(server: ScriptServer) -> None:
