@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from contextlib import ExitStack
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -56,7 +57,7 @@ from .driver import (
     stream_options,
     tool_call,
     tool_result,
-    observer_scope,
+    tool_scopes,
 )
 from .signal import AbortSignal
 from .sync import _NO_STREAM_FN, _prompts
@@ -200,17 +201,15 @@ class _AsyncRun(Run):
         source: Any = None
         failure: str | None = None
         next_event: Any = None
-        journals = self.driver.journals
         try:
             try:
                 api_key = self.config.api_key
                 if self.config.get_api_key is not None:
                     api_key = (await _call(self.config.get_api_key, effect.model.provider)) or api_key
                 options = stream_options(effect, self.config, api_key, signal)
-                with observer_scope(journals, effect):
-                    source = stream_fn(effect.model, llm_context(effect), options)
-                    if inspect.isawaitable(source):
-                        source = await source
+                source = stream_fn(effect.model, llm_context(effect), options)
+                if inspect.isawaitable(source):
+                    source = await source
                 if hasattr(source, "__aiter__"):
                     source = source.__aiter__()
                     next_event = source.__anext__
@@ -231,16 +230,10 @@ class _AsyncRun(Run):
             self.stream_task = asyncio.current_task()
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
-            first = bool(journals)  # the wait for the first event is in the observers' scope too
             while next_event is not None and not signal.aborted:
                 self.awaiting_stream = True
                 try:
-                    if first:
-                        first = False
-                        with observer_scope(journals, effect):
-                            event = await next_event()
-                    else:
-                        event = await next_event()
+                    event = await next_event()
                 except StopAsyncIteration:
                     failure = "The stream ended without a done or error event"
                     break
@@ -329,7 +322,10 @@ class _AsyncRun(Run):
         try:
             tool = tool_call(effect, self.registry)
             args = (effect.tool_call.id, thaw(effect.args), self.signal, on_update)
-            with observer_scope(self.driver.journals, effect):
+            scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
+            with ExitStack() as stack:
+                for scope in scopes:
+                    stack.enter_context(scope)
                 value = await _call(tool.execute, *args)
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
         except asyncio.CancelledError:

@@ -19,7 +19,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from collections import deque
-from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeAlias
 
@@ -80,7 +79,7 @@ __all__ = [
     "Journals",
     "Run",
     "observers",
-    "observer_scope",
+    "tool_scopes",
     "failure_text",
     "hook_call",
     "now_ms",
@@ -100,9 +99,7 @@ class Journal(Protocol):
 
     An observer may also define ``tool_scope(effect) -> context manager``: the interpreter
     enters it around each tool execution, in the thread or task that runs the tool (this is how
-    a tracer makes the tool's own spans children of its ``execute_tool`` span);
-    ``llm_scope(effect)``, entered around the start of a model call (the stream function's call
-    and the wait for its first event: where an HTTP client sends the request); and ``flush()``,
+    a tracer makes the tool's own spans children of its ``execute_tool`` span); and ``flush()``,
     called when the run's event stream closes (at its end, or abandoned before it).
     """
 
@@ -122,22 +119,9 @@ def observers(journal: Journals) -> tuple[Journal, ...]:
     return (journal,)  # type: ignore[return-value]
 
 
-_SCOPES: dict[type, str] = {ExecuteTool: "tool_scope", CallLlm: "llm_scope"}
-
-
-def observer_scope(journals: Sequence[Journal], effect: ExecuteTool | CallLlm) -> AbstractContextManager[Any]:
-    """The observers' scope around carrying out ``effect``: their ``tool_scope`` around a tool's
-    execution, their ``llm_scope`` around the start of a model call. A fresh one each call."""
-    name = _SCOPES[type(effect)]
-    found = [getattr(j, name)(effect) for j in journals if hasattr(j, name)]
-    if not found:
-        return nullcontext()
-    if len(found) == 1:
-        return found[0]  # type: ignore[no-any-return]
-    stack = ExitStack()
-    for scope in found:
-        stack.enter_context(scope)
-    return stack
+def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[Any]:
+    """The context managers the observers want around one tool execution."""
+    return [getattr(j, "tool_scope")(effect) for j in journals if hasattr(j, "tool_scope")]
 
 
 def now_ms() -> int:

@@ -37,11 +37,7 @@ stream event other than the final one returns after two type checks.
 
 The interpreters enter :meth:`TracingObserver.tool_scope` around each tool execution, in the
 thread or task that runs the tool; it makes the ``execute_tool`` span current there, so spans
-the tool creates itself (an HTTP client's, a database's) become its children. Likewise
-:meth:`TracingObserver.llm_scope` around the start of a model call (the stream function's call
-and the wait for its first event): an instrumented HTTP client's request span, retries
-included, becomes a child of ``chat``. (Only the start: a span a stream function begins after
-its first event is not nested, which keeps the per-delta path free of context switches.)
+the tool creates itself (an HTTP client's, a database's) become its children.
 
 One observer follows one run at a time (it can be reused for the next run once ``RunEnded`` was
 recorded); give concurrent runs an observer each (they are cheap: the tracer is looked up once
@@ -279,16 +275,14 @@ class _Run:
     system_instructions: tuple[str, str] = ("", "")
 
 
-class _Current:
-    """Makes a span current in the thread or task that enters it (a tool's, or the start of a
-    model call); ``record``: also records on the span what the code inside raised."""
+class _ToolScope:
+    """Makes a tool span current in the tool's thread or task; records what the tool raised."""
 
-    __slots__ = ("_span", "_token", "_record")
+    __slots__ = ("_span", "_token")
 
-    def __init__(self, span: Span, record: bool = False) -> None:
+    def __init__(self, span: Span) -> None:
         self._span = span
         self._token: object = None
-        self._record = record
 
     def __enter__(self) -> Span:
         self._token = otel_context.attach(trace.set_span_in_context(self._span))
@@ -297,7 +291,7 @@ class _Current:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         try:
-            if self._record and isinstance(exc, Exception):
+            if isinstance(exc, Exception):
                 self._span.record_exception(exc)
         finally:
             otel_context.detach(self._token)  # type: ignore[arg-type]
@@ -422,20 +416,11 @@ class TracingObserver:
             return nullcontext()
         tool = run.tools.get(effect.id)
         if tool is not None:
-            return _Current(tool.span, record=True)
+            return _ToolScope(tool.span)
         # A sampled-out run still propagates its (unsampled) context, so the tool's own spans
         # are sampled out with it instead of starting traces of their own. Without an SDK there
         # is no context worth propagating.
-        return _Current(run.span, record=True) if run.propagate else nullcontext()
-
-    def llm_scope(self, effect: CallLlm) -> AbstractContextManager[Any]:
-        """Entered around the start of a model call (the stream function's call and the wait for
-        its first event, where an HTTP client sends the request and retries): makes its ``chat``
-        span the current span there, so an instrumented HTTP client's spans are its children."""
-        run = self._run
-        if run is None or run.chat is None or not run.propagate:
-            return nullcontext()
-        return _Current(run.chat)
+        return _ToolScope(run.span) if run.propagate else nullcontext()
 
     def close(self) -> None:
         """End every span still open (a run abandoned with ``stream.close()`` never records

@@ -23,6 +23,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from agentcore import (
@@ -63,7 +64,7 @@ from .driver import (
     stream_options,
     tool_call,
     tool_result,
-    observer_scope,
+    tool_scopes,
 )
 from .signal import AbortSignal
 
@@ -216,29 +217,21 @@ class _SyncRun(Run):
             return
         iterator: Iterator[Any] | None = None
         failure: str | None = None
-        journals = self.driver.journals
         try:
             try:
                 api_key = self.config.api_key
                 if self.config.get_api_key is not None:
                     api_key = _run_sync(self.config.get_api_key(effect.model.provider)) or api_key
                 options = stream_options(effect, self.config, api_key, signal)
-                with observer_scope(journals, effect):
-                    iterator = iter(stream_fn(effect.model, llm_context(effect), options))
+                iterator = iter(stream_fn(effect.model, llm_context(effect), options))
             except Exception as exc:
                 failure = failure_text(exc)
             feed, clock, pending = self.driver.feed, self.clock, self.pending
-            first = bool(journals)  # the wait for the first event is in the observers' scope too
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
             while iterator is not None:
                 try:
-                    if first:
-                        first = False
-                        with observer_scope(journals, effect):
-                            event = next(iterator)
-                    else:
-                        event = next(iterator)
+                    event = next(iterator)
                 except StopIteration:
                     failure = "The stream ended without a done or error event"
                     break
@@ -296,7 +289,10 @@ class _SyncRun(Run):
 
         try:
             tool = tool_call(effect, self.registry)
-            with observer_scope(self.driver.journals, effect):
+            scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
+            with ExitStack() as stack:
+                for scope in scopes:
+                    stack.enter_context(scope)
                 value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), self.signal, on_update))
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
         except BaseException as exc:  # a tool must never take the run down
