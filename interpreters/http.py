@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import sys
 import email.utils
 import inspect
 import logging
@@ -876,7 +877,7 @@ _default: HttpStreamer | None = None
 # Strong references, purged of closed loops on every lookup (a weak-keyed mapping would never
 # let go: the client's connections refer back to their loop). Each streamer comes with the
 # async generator that closes it when its loop shuts down.
-_default_async: dict[asyncio.AbstractEventLoop, tuple[AsyncHttpStreamer, AsyncIterator[None]]] = {}
+_default_async: dict[asyncio.AbstractEventLoop, tuple[AsyncHttpStreamer, AsyncIterator[None] | None]] = {}
 
 
 async def _closed_at_shutdown(streamer: AsyncHttpStreamer) -> AsyncIterator[None]:
@@ -904,16 +905,21 @@ def default_async_streamer() -> AsyncHttpStreamer:
         for dead in [lp for lp in _default_async if lp.is_closed()]:
             del _default_async[dead]
         held = _default_async.get(loop)
-        if held is not None:
+        if held is not None and not held[0].client.is_closed:
             return held[0]
         streamer = AsyncHttpStreamer()
-        closer = _closed_at_shutdown(streamer)
-        # Its first step registers it with the running loop (the asyncgen "firstiter" hook) and
-        # runs it to its ``yield``; the loop's shutdown then runs its ``finally``.
-        try:
-            closer.asend(None).send(None)  # type: ignore[attr-defined]
-        except StopIteration:
-            pass
+        closer: AsyncIterator[None] | None = None
+        # A loop that finalizes async generators (asyncio's, while it runs) gets one that closes
+        # the streamer at its shutdown. Not for a streamer that replaces one the shutdown already
+        # closed (another generator's cleanup wants to send a request): it goes with the loop.
+        if held is None and sys.get_asyncgen_hooks().finalizer is not None:
+            closer = _closed_at_shutdown(streamer)
+            # Its first step registers it with the running loop (the asyncgen "firstiter" hook)
+            # and runs it to its ``yield``; the loop's shutdown then runs its ``finally``.
+            try:
+                closer.asend(None).send(None)  # type: ignore[attr-defined]
+            except StopIteration:
+                pass
         _default_async[loop] = (streamer, closer)
         return streamer
 

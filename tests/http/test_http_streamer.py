@@ -212,3 +212,27 @@ def test_abort_from_inside_the_event_loop(server: ScriptServer) -> None:
 
     events = asyncio.run(asyncio.wait_for(go(), 2))
     assert events[-1].type == "error" and events[-1].error.stop_reason == "aborted"
+
+
+def test_a_closed_default_async_streamer_is_replaced_and_loops_without_hooks_get_no_closer() -> None:
+    import sys
+
+    async def replaced() -> bool:
+        first = default_async_streamer()
+        await first.aclose()  # as the loop's shutdown does, before another generator's cleanup
+        second = default_async_streamer()
+        return second is not first and not second.client.is_closed and second is default_async_streamer()
+
+    assert asyncio.run(replaced())
+
+    async def without_hooks() -> Any:
+        hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(None, None)  # a loop that does not finalize async generators
+        try:
+            http_mod._default_async.clear()
+            default_async_streamer()
+            return http_mod._default_async[asyncio.get_running_loop()][1]
+        finally:
+            sys.set_asyncgen_hooks(*hooks)
+
+    assert asyncio.run(without_hooks()) is None
