@@ -1227,6 +1227,7 @@ class Transcript:
     resumed_from: tuple[int, ...] = ()
     size: int = 0
     """Bytes of the intact prefix (everything but a torn last line)."""
+    _initial: LoopState | None = field(default=None, repr=False)
 
     @property
     def version(self) -> int:
@@ -1238,7 +1239,9 @@ class Transcript:
 
     @property
     def initial_state(self) -> LoopState:
-        return decode_state(self.header["initial_state"])
+        if self._initial is None:
+            self._initial = decode_state(self.header["initial_state"])
+        return self._initial
 
     @property
     def inputs(self) -> list[Input]:
@@ -1309,7 +1312,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     if "initial_state" not in header:
         raise _fail(1, "the header has no initial_state")
     try:
-        decode_state(header["initial_state"])
+        initial = decode_state(header["initial_state"])
     except _DECODE_ERRORS as exc:
         raise _fail(1, f"the header's initial_state does not decode: {exc}") from None
     entries: list[Entry] = []
@@ -1370,7 +1373,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         except (KeyError, TypeError, ValueError) as exc:
             raise _fail(lineno, f"damaged history delta: {exc}") from None
         entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs))
-    return Transcript(path, header, entries, torn, tuple(resumed), size)
+    return Transcript(path, header, entries, torn, tuple(resumed), size, initial)
 
 
 _DELTA_KINDS: Final[dict[str, type]] = {cls.type: cls for cls in _DELTAS}
