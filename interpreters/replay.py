@@ -505,17 +505,13 @@ class _RecordedOrder:
         step = run.driver.steps
         return self.recorded[step] if step < len(self.recorded) else None
 
-    def _wanted(self, run: Any) -> Any:
-        want = self._next(run)
-        return want if isinstance(want, _TOOL_ANSWERS) else None
-
     def ready(self, run: Any) -> Any:
         """A held answer to feed now, or ``_WAIT``."""
-        if type(self._next(run)) is AbortRequested:
+        want, held = self._next(run), self.held
+        if type(want) is AbortRequested:
             run.signal.abort()  # its wake-up comes through the inbox (a no-op if it already fired)
             return _WAIT
-        held, want = self.held, self._wanted(run)
-        if want is None:
+        if not isinstance(want, _TOOL_ANSWERS):
             return held.pop(0) if held else _WAIT
         for i, item in enumerate(held):
             if type(item) is type(want) and item.id == want.id:
@@ -526,12 +522,12 @@ class _RecordedOrder:
         return _WAIT
 
     def arrived(self, run: Any, item: Any) -> Any:
-        """An item from the inbox: feed it now, or hold it (``_WAIT``)."""
-        if type(self._next(run)) is AbortRequested and isinstance(item, _TOOL_ANSWERS):
-            self.held.append(item)  # the abort goes first, as recorded
-            return _WAIT
-        want = self._wanted(run)
-        if want is None or not isinstance(item, _TOOL_ANSWERS):
+        """An item from the inbox: feed it now, or hold it (``_WAIT``). A tool answer is held
+        while the recording expects a tool answer (it may be another's) or an abort (first)."""
+        if not isinstance(item, _TOOL_ANSWERS):
+            return item
+        want = self._next(run)
+        if type(want) is not AbortRequested and not isinstance(want, _TOOL_ANSWERS):
             return item
         self.held.append(item)
         return self.ready(run)
