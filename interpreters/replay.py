@@ -52,6 +52,7 @@ from agentcore import (
     LoopState,
     RunEnded,
     StreamEventReceived,
+    StepResult,
     StreamFailed,
     ToolFailed,
     ToolFinished,
@@ -68,6 +69,7 @@ from .transcript import (
     _DUMPS,
     REDACTED,
     EffectEncoder,
+    Entry,
     FlushMode,
     Transcript,
     TranscriptError,
@@ -302,6 +304,17 @@ class _Comparator:
 # --------------------------------------------------------------------------- strict replay
 
 
+def _step_recorded(state: LoopState, entry: Entry) -> StepResult:
+    """``step`` over a recorded input. The reader checks each line's shape, not every field's
+    type; an input damaged inside (a record turned into a plain mapping) that the core cannot
+    take is a damaged transcript, named by its line."""
+    try:
+        return step(state, entry.input)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged "
+                              f"({type(exc).__name__}: {exc})") from None
+
+
 def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: int | None = None,
            check: bool = True) -> ReplayResult:
     """Re-run the core over the recorded inputs (no model, no tools, no clock).
@@ -321,7 +334,7 @@ def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: i
             raise ReplayDivergence(Divergence(
                 "left_over", entry.step, cmp.turn, entry.input_json, None, "",
                 f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"))
-        result = step(state, entry.input)
+        result = _step_recorded(state, entry)
         if isinstance(result, Failure):
             raise ReplayDivergence(Divergence(
                 "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())))
@@ -683,7 +696,7 @@ def _plan(t: Transcript) -> _Plan:
     open_: dict[int, tuple[Effect, int]] = {}
     llm_snapshots: dict[int, tuple[LoopState, EffectEncoder]] = {}
     for index, entry in enumerate(t.entries):
-        result = step(state, entry.input)
+        result = _step_recorded(state, entry)
         if isinstance(result, Failure):
             raise ReplayDivergence(Divergence(
                 "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())))

@@ -470,3 +470,15 @@ def test_resume_warns_when_it_goes_on_with_redacted_text(tmp_path: Path) -> None
     with pytest.warns(RuntimeWarning, match=r"holds text the recorder redacted \(execute_tool\): it is sent as "
                                             r"\[REDACTED\]"):
         resume(cut, config, [login], stream_fn=ScriptedModel(["in"])).result()
+
+
+def test_a_recorded_input_damaged_inside_is_named_by_its_line(tmp_path: Path) -> None:
+    from interpreters.transcript import TranscriptError
+
+    path = tmp_path / "r.jsonl"
+    record(path)
+    done = entry_of(path, lambda e: e.input_json.get("event", {}).get("type") == "done")
+    edit(path, done.line, lambda o: o["input"]["event"]["message"].pop("type"))  # a plain mapping now
+    with pytest.raises(TranscriptError) as info:
+        replay(path)
+    assert str(info.value).startswith(f"line {done.line}: the input of step {done.step} is damaged (AttributeError: ")

@@ -201,3 +201,39 @@ def test_a_scrubbed_recording_replays_strictly_and_llm_only(
     else:
         result = asyncio.run(areplay_llm(path, cfg, [ok, leak]))
     assert result.events == events and result.messages == messages
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sc=scenario, data=st.data())
+def test_a_damaged_transcript_is_a_transcript_error_or_replays(tmp_path: Path, sc: dict[str, Any], data: Any) -> None:
+    """One byte changed or the file cut anywhere: reading (and what readers touch: the initial
+    state, every entry's effects, a strict replay) raises nothing but TranscriptError or
+    ReplayDivergence (a cut last line is a RuntimeWarning, documented)."""
+    import warnings
+
+    from interpreters.transcript import TranscriptError
+
+    path = tmp_path / "d.jsonl"
+    run(path, sc)
+    raw = path.read_bytes()
+    how = data.draw(st.sampled_from(["cut", "byte", "type key", "type tag"]))
+    if how in ("type key", "type tag"):  # where damage turns a record into a plain mapping
+        marks = [i for i in range(len(raw)) if raw.startswith(b'"type":"', i)]
+        at = data.draw(st.sampled_from(marks)) + (4 if how == "type key" else 8)
+    else:
+        at = data.draw(st.integers(0, len(raw) - 1))
+    if how == "cut":
+        damaged = raw[:at]
+    else:
+        damaged = raw[:at] + data.draw(st.sampled_from(list(b'azAZ09_-{}[]:,"nt \\'))).to_bytes(1, "big") + raw[at + 1:]
+    path.write_bytes(damaged)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            t = read_transcript(path)
+            _ = t.initial_state
+            for entry in t:
+                _ = entry.effects
+            replay(t)
+        except (TranscriptError, ReplayDivergence):
+            pass
