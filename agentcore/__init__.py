@@ -79,10 +79,11 @@ from .inputs import (
     StreamFailed,
     ToolFailed,
     ToolFinished,
+    ToolTimedOut,
     ToolUpdated,
 )
 from .llm import LlmContext, StreamOptions
-from .machine import ABORTED_TEXT, BLOCKED_TEXT, Rejection, StepResult, step, transition
+from .machine import ABORTED_TEXT, BLOCKED_TEXT, Rejection, StepResult, awaits, step, stream_event_problem, transition
 from .messages import (
     THINKING_LEVELS,
     AgentMessage,
@@ -221,6 +222,7 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolFailed",
+    "ToolTimedOut",
     "ToolFinished",
     "ToolResultMessage",
     "ToolSpec",
@@ -230,6 +232,7 @@ __all__ = [
     "TurnStartEvent",
     "Usage",
     "UserMessage",
+    "awaits",
     "convert_message",
     "default_convert_to_llm",
     "freeze",
@@ -239,6 +242,7 @@ __all__ = [
     "perform_sequence",
     "spec_of",
     "step",
+    "stream_event_problem",
     "thaw",
     "transition",
     "validate_arguments",

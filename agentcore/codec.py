@@ -352,7 +352,7 @@ register(_state.CompletedTurn)
 
 
 def _rebuild_run(fields: dict[str, Any]) -> dict[str, Any]:
-    fields["tool_index"] = _state._index(fields.get("tools", ()))
+    fields["tool_index"] = _state.index_tools(fields.get("tools", ()))
     return fields
 
 

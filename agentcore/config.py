@@ -136,6 +136,13 @@ class AgentLoopConfig:
       ``after_tool_call(ctx, signal) -> AfterToolCallResult | None``.
     - ``prepare_next_turn(ctx) -> NextTurn | None``, ``should_stop_after_turn(ctx) -> bool``.
 
+    ``tool_timeout_ms`` limits how long a tool call may run (``None`` or ``0``: no limit); a
+    tool's own ``timeout_ms`` wins. A call past its limit has its signal aborted and gets the
+    error result ``Tool "<name>" timed out after <N> ms`` at the deadline.
+
+    Every hook (and ``prepare_arguments``) that takes one more argument than the ones above,
+    or a parameter named ``signal``, also gets the run's :class:`AbortSignal`.
+
     The remaining fields are model-call options passed to the stream function.
     """
 
@@ -146,6 +153,7 @@ class AgentLoopConfig:
     get_steering_messages: Callable[..., Any] | None = None
     get_follow_up_messages: Callable[..., Any] | None = None
     tool_execution: ToolExecutionMode = "parallel"
+    tool_timeout_ms: int | None = None
     before_tool_call: Callable[..., Any] | None = None
     after_tool_call: Callable[..., Any] | None = None
     prepare_next_turn: Callable[..., Any] | None = None

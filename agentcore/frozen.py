@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, final
 
-__all__ = ["FrozenDict", "JSON", "freeze", "thaw"]
+__all__ = ["FrozenDict", "JSON", "MAX_JSON_DEPTH", "depth_exceeds", "freeze", "thaw"]
 
 JSON = Any
 """A JSON-like value: ``None``, ``bool``, ``int``, ``float``, ``str``, tuples/lists and mappings."""
@@ -79,38 +79,228 @@ EMPTY: Final = FrozenDict()
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
+MAX_JSON_DEPTH: Final = 100
+"""The deepest nesting of arrays and objects accepted in tool arguments.
+
+``[]`` and ``{"a": 1}`` are 1 level deep, ``{"a": [1]}`` is 2. Argument text nested deeper is
+treated as invalid JSON (the call is answered with an error, not run), and so are arguments
+given as values that are nested deeper. 100 levels is far more than any real tool needs, and
+small enough that code walking such a value recursively (``json``, ``jsonschema``, ``repr``,
+equality, a JSON codec: one to three frames a level) stays far below Python's default recursion
+limit of 1000, even when called from a deep stack or a worker thread with a small stack.
+"""
+
+# What a container is, for the iterative walks below.
+_LEAF: Final = 0
+_OBJECT: Final = 1
+_ARRAY: Final = 2
+
+
+def _kind(value: Any) -> int:
+    kind = type(value)
+    if kind in _SCALARS:
+        return _LEAF
+    if kind is dict or kind is FrozenDict:
+        return _OBJECT
+    if kind is list or kind is tuple:
+        return _ARRAY
+    if isinstance(value, Mapping):
+        return _OBJECT
+    return _LEAF
+
+
+def _is_frozen_leaf(value: Any) -> bool:
+    kind = type(value)
+    return kind in _SCALARS or kind is FrozenDict
+
+
+def depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests arrays/objects (lists, tuples, mappings) more than ``limit`` deep.
+
+    Iterative, so any depth is fine; stops as soon as the answer is known.
+
+    >>> depth_exceeds([[1]], 2), depth_exceeds([[1]], 1), depth_exceeds("[[[", 0)
+    (False, True, False)
+    """
+    kind = _kind(value)
+    if kind == _LEAF:
+        return False
+    if limit < 1:
+        return True
+    # One iterator per open container: the stack is as deep as the value, never deeper than limit.
+    stack: list[Iterator[Any]] = [_children(value, kind)]
+    while stack:
+        for child in stack[-1]:
+            if type(child) in _SCALARS:
+                continue
+            child_kind = _kind(child)
+            if child_kind != _LEAF:
+                if len(stack) >= limit:
+                    return True
+                stack.append(_children(child, child_kind))
+                break
+        else:
+            stack.pop()
+    return False
+
+
+def _children(value: Any, kind: int) -> Iterator[Any]:
+    if kind == _ARRAY:
+        return iter(value)
+    return iter(value._data.values() if type(value) is FrozenDict else value.values())
+
+
+class _Frame:
+    """A container being rebuilt by :func:`freeze`/:func:`thaw`: its items still to visit, what
+    was built so far, and the key the child being built goes under."""
+
+    __slots__ = ("source", "items", "out", "key", "is_object")
+
+    def __init__(self, source: Any, is_object: bool) -> None:
+        self.source = source  # kept alive (and its id reserved) while it is being copied
+        self.is_object = is_object
+        if type(source) is FrozenDict:
+            source = source._data
+        self.items: Iterator[Any] = iter(source.items() if is_object else source)
+        self.out: Any = {} if is_object else []
+        self.key: str = ""
+
+
+def _cycle(value: Any) -> ValueError:
+    return ValueError(f"cannot copy a {type(value).__name__} that contains itself")
+
+
+_SHALLOW: Final = 32  # levels copied by plain recursion; deeper parts go to the explicit stack
+
 
 def freeze(value: Any) -> Any:
     """Return ``value`` with every dict turned into a :class:`FrozenDict` and every list into a tuple.
 
-    Already frozen values are returned as they are (no copy), so freezing twice is free.
+    Already frozen values are returned as they are (no copy), so freezing twice is free. Works
+    at any depth (values nested deeper than a few dozen levels are walked with an explicit stack,
+    not by recursion); a value that contains itself raises ``ValueError``.
     """
+    return _freeze(value, _SHALLOW)
+
+
+def _freeze(value: Any, budget: int) -> Any:
     kind = type(value)
     if kind in _SCALARS or kind is FrozenDict:
         return value
+    if not budget:
+        return _freeze_deep(value)
+    budget -= 1
     if kind is dict or (kind is not tuple and kind is not list and isinstance(value, Mapping)):
         out = FrozenDict()
-        out._data = {str(k): freeze(v) for k, v in value.items()}
+        out._data = {str(k): _freeze(v, budget) for k, v in value.items()}
         return out
     if kind is tuple:
         for v in value:
             if type(v) not in _SCALARS and type(v) is not FrozenDict:
-                return tuple(freeze(v) for v in value)
+                return tuple([_freeze(v, budget) for v in value])
         return value
     if kind is list:
-        return tuple(freeze(v) for v in value)
+        return tuple([_freeze(v, budget) for v in value])
     return value
+
+
+def _freeze_deep(value: Any) -> Any:
+    keep, value = _freeze_child(value)
+    return value if keep else _rebuild(value, _freeze_child, _close_frozen)
+
+
+def _freeze_child(value: Any) -> tuple[bool, Any]:
+    """``(True, frozen)`` when ``value`` needs no rebuilding, else ``(False, value)``."""
+    kind = type(value)
+    if kind in _SCALARS or kind is FrozenDict:
+        return True, value
+    if kind is tuple:
+        return all(map(_is_frozen_leaf, value)), value
+    return _kind(value) == _LEAF, value
+
+
+def _close_frozen(frame: _Frame) -> Any:
+    if frame.is_object:
+        out = FrozenDict()
+        out._data = frame.out
+        return out
+    return tuple(frame.out)
 
 
 def thaw(value: Any) -> Any:
-    """Return a plain, mutable copy of a frozen JSON value (``dict`` and ``list``)."""
+    """Return a plain, mutable copy of a frozen JSON value (``dict`` and ``list``).
+
+    Works at any depth, like :func:`freeze`; a value that contains itself raises ``ValueError``.
+    """
+    return _thaw(value, _SHALLOW)
+
+
+def _thaw(value: Any, budget: int) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if not budget:
+        return value if _kind(value) == _LEAF else _rebuild(value, _thaw_child, _close_thawed)
+    budget -= 1
     if kind is FrozenDict:
-        return {k: thaw(v) for k, v in value._data.items()}
+        return {k: _thaw(v, budget) for k, v in value._data.items()}
     if kind is tuple or kind is list:
-        return [thaw(v) for v in value]
+        return [_thaw(v, budget) for v in value]
     if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
+        return {k: _thaw(v, budget) for k, v in value.items()}
     return value
+
+
+def _thaw_child(value: Any) -> tuple[bool, Any]:
+    return type(value) in _SCALARS or _kind(value) == _LEAF, value
+
+
+def _close_thawed(frame: _Frame) -> Any:
+    return frame.out
+
+
+def _rebuild(value: Any, child: Any, close: Any) -> Any:
+    """Copy the container ``value`` depth first with an explicit stack. ``child(v)`` tells whether
+    ``v`` is kept as it is; ``close(frame)`` makes a finished container's copy. Keys of mappings
+    become ``str`` when freezing (as :class:`FrozenDict` requires) and are kept when thawing."""
+    freezing = close is _close_frozen
+    top = _Frame(value, _kind(value) == _OBJECT)
+    stack = [top]
+    active = {id(value)}
+    while True:
+        frame = stack[-1]
+        out = frame.out
+        is_object = frame.is_object
+        descended = False
+        for item in frame.items:
+            if is_object:
+                key, item = item
+                if freezing:
+                    key = str(key)
+            keep, item = child(item)
+            if keep:
+                if is_object:
+                    out[key] = item
+                else:
+                    out.append(item)
+                continue
+            if id(item) in active:
+                raise _cycle(item)
+            if is_object:
+                frame.key = key
+            active.add(id(item))
+            stack.append(_Frame(item, _kind(item) == _OBJECT))
+            descended = True
+            break
+        if descended:
+            continue
+        stack.pop()
+        active.discard(id(frame.source))
+        built = close(frame)
+        if not stack:
+            return built
+        parent = stack[-1]
+        if parent.is_object:
+            parent.out[parent.key] = built
+        else:
+            parent.out.append(built)

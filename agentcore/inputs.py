@@ -36,6 +36,7 @@ __all__ = [
     "StreamFailed",
     "ToolFailed",
     "ToolFinished",
+    "ToolTimedOut",
     "ToolUpdated",
 ]
 
@@ -154,6 +155,17 @@ class ToolFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolTimedOut:
+    """The tool was still running ``timeout_ms`` after it started: the interpreter aborted the
+    call's signal and will drop its late result."""
+
+    type: ClassVar[str] = "tool_timed_out"
+    id: int
+    timeout_ms: int
+    at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class AfterToolCallDecided:
     type: ClassVar[str] = "after_tool_call_decided"
     id: int
@@ -209,6 +221,7 @@ Input: TypeAlias = (
     | ToolUpdated
     | ToolFinished
     | ToolFailed
+    | ToolTimedOut
     | AfterToolCallDecided
     | NextTurnPrepared
     | StopAfterTurnDecided

@@ -20,13 +20,16 @@ The loop (normative semantics in ``docs/architecture.md``)::
 
     agent_start, turn_start, prompts                      Started
     poll steering                                         PollSteering
-    ┌─ turn: pending messages → transform → convert → CallLlm → stream events
+    ┌─ turn: polled messages → transform → convert → CallLlm → stream events
     │  error/aborted reply → turn_end, agent_end
     │  tool calls → prepare each in order (lookup, prepare_arguments, validate, before_tool_call)
     │             → execute (sequential, or all at once) → after_tool_call → results
-    │  turn_end → should_stop_after_turn → poll steering
-    └─ again while tool calls were made (not all terminated) or steering is pending
+    │  turn_end → prepare_next_turn → should_stop_after_turn → poll steering
+    └─ again (turn_start) while tool calls were made (not all terminated) or steering arrived
     poll follow-ups → another turn if any, else agent_end
+
+Messages a queue hook returns join the context in the step that brings them, so a hook that
+fails later, or an abort, never loses one.
 
 Inside, each transition works on a private transaction (:class:`_Tx`) that collects the effects;
 the transaction never escapes ``step``.
@@ -34,9 +37,8 @@ the transaction never escapes ``step``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
@@ -101,6 +103,7 @@ from .inputs import (
     StreamFailed,
     ToolFailed,
     ToolFinished,
+    ToolTimedOut,
     ToolUpdated,
 )
 from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolResultMessage
@@ -120,10 +123,38 @@ from .state import (
     RunState,
     Streaming,
     ToolSlot,
-    _index,
-    _llm_view,
+    index_tools,
+    llm_view,
 )
-from .stream import BLOCK_EVENTS, DoneEvent, ErrorEvent, StartEvent
+from .stream import (
+    DoneEvent,
+    ErrorEvent,
+    PartialAssistantMessage,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from .texts import (
+    ABORTED_TEXT,
+    BLOCKED_TEXT,
+    NO_ERROR_MESSAGE_TEXT,
+    REQUEST_ABORTED_TEXT,
+    hook_failed_text,
+    invalid_json_text,
+    length_cutoff_text,
+    not_a_stream_event_text,
+    not_found_text,
+    stream_order_text,
+    stream_payload_text,
+    timed_out_text,
+)
 from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, error_result, spec_of, validate_arguments
 
 __all__ = [
@@ -131,41 +162,14 @@ __all__ = [
     "BLOCKED_TEXT",
     "Rejection",
     "StepResult",
+    "awaits",
     "invalid_json_text",
     "length_cutoff_text",
     "not_found_text",
     "step",
+    "stream_event_problem",
     "transition",
 ]
-
-ABORTED_TEXT: Final = "Operation aborted"
-BLOCKED_TEXT: Final = "Tool execution was blocked"
-REQUEST_ABORTED_TEXT: Final = "Request was aborted"
-
-
-def not_found_text(name: str) -> str:
-    return f"Tool {name} not found"
-
-
-def invalid_json_text(name: str, raw: str) -> str:
-    """The error result of a call whose streamed arguments are not valid JSON."""
-    try:
-        json.loads(raw)
-        problem = "they are not a JSON object"
-    except ValueError as exc:
-        problem = str(exc)
-    shown = raw if len(raw) <= 2000 else raw[:2000] + f"... ({len(raw)} characters)"
-    return (
-        f'Tool call "{name}" was not executed: its arguments are not valid JSON ({problem}). '
-        f"Received: {shown}"
-    )
-
-
-def length_cutoff_text(name: str) -> str:
-    return (
-        f'Tool call "{name}" was not executed: the reply was cut off by the output token limit, '
-        "so its arguments may be incomplete. Re-issue the call with complete arguments."
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +187,61 @@ class Rejection:
 StepResult: TypeAlias = Result[tuple[LoopState, tuple[Effect, ...]], Rejection]
 
 _AGENT_START: Final = AgentStartEvent()
-_BLOCK_EVENTS: Final = frozenset(BLOCK_EVENTS)
 _TURN_START: Final = TurnStartEvent()
+
+
+# --------------------------------------------------------------------------- the stream protocol
+
+# Block event type -> (the kind of block it belongs to, what it does to the block).
+_BLOCK_EVENT: Final[dict[type, tuple[str, Literal["start", "delta", "end"]]]] = {
+    TextStartEvent: ("text", "start"), TextDeltaEvent: ("text", "delta"), TextEndEvent: ("text", "end"),
+    ThinkingStartEvent: ("thinking", "start"), ThinkingDeltaEvent: ("thinking", "delta"),
+    ThinkingEndEvent: ("thinking", "end"),
+    ToolCallStartEvent: ("toolCall", "start"), ToolCallDeltaEvent: ("toolCall", "delta"),
+    ToolCallEndEvent: ("toolCall", "end"),
+}
+_DELTA_KIND: Final[dict[type, str]] = {t: kind for t, (kind, role) in _BLOCK_EVENT.items() if role == "delta"}
+_PARTIAL_TYPES: Final = (PartialAssistantMessage, AssistantMessage)
+_EVENT_TYPES: Final = frozenset(_BLOCK_EVENT) | {StartEvent, DoneEvent, ErrorEvent}
+
+
+def stream_event_problem(event: Any) -> str | None:
+    """What is wrong with ``event`` as a stream event on its own (``None``: nothing).
+
+    Checks its type and the type of the message it carries (``partial``, a done event's
+    ``message``, an error event's ``error``); where it stands in the stream is the core's
+    business. Interpreters call this on what a stream function yields before feeding it, so a
+    transcript only ever holds real stream events.
+
+    >>> print(stream_event_problem({"type": "text_delta"}))  # doctest: +ELLIPSIS
+    Stream protocol error: the stream function yielded a dict ({'type': 'text_delta'}), not a stream event ...
+    >>> stream_event_problem(ErrorEvent("error", "rate limited"))[:12]
+    'rate limited'
+    """
+    kind = type(event)
+    if kind not in _EVENT_TYPES:
+        return not_a_stream_event_text(event)
+    if kind is DoneEvent:
+        if not isinstance(event.message, _PARTIAL_TYPES):
+            return stream_payload_text("done", "message", event.message)
+        return None
+    if kind is ErrorEvent:
+        if not isinstance(event.error, _PARTIAL_TYPES):
+            return stream_payload_text("error", "error", event.error)
+        return None
+    if not isinstance(event.partial, _PARTIAL_TYPES):
+        return stream_payload_text(event.type, "partial", event.partial)
+    if kind is not StartEvent and type(event.content_index) is not int:
+        return (f"Stream protocol error: the {event.type} event's content_index was "
+                f"{event.content_index!r}; expected the integer index of its content block")
+    return None
+
+
+def _finished(partial: PartialAssistantMessage | AssistantMessage, **header: Any) -> AssistantMessage:
+    """The reply as it stands, closed with ``header`` changes (either kind of partial)."""
+    if type(partial) is PartialAssistantMessage:
+        return partial.to_message(**header)
+    return replace(partial, **header)
 
 
 # --------------------------------------------------------------------------- transaction
@@ -211,7 +268,7 @@ class _Draft:
     """
 
     __slots__ = ("phase", "base", "model", "thinking_level", "tool_execution", "hooks", "system_prompt",
-                 "tools", "tool_index", "messages", "llm_messages", "new_messages", "pending",
+                 "tools", "tool_index", "messages", "llm_messages", "new_messages",
                  "has_more_tool_calls", "last_turn", "turn_open", "aborted", "next_id")
 
     phase: Phase
@@ -226,7 +283,6 @@ class _Draft:
     messages: PVector[AgentMessage]
     llm_messages: PVector[AgentMessage] | None
     new_messages: PVector[AgentMessage]
-    pending: tuple[AgentMessage, ...]
     has_more_tool_calls: bool
     last_turn: CompletedTurn | None
     turn_open: bool
@@ -247,7 +303,6 @@ class _Draft:
         self.messages = r.messages
         self.llm_messages = r.llm_messages
         self.new_messages = r.new_messages
-        self.pending = r.pending
         self.has_more_tool_calls = r.has_more_tool_calls
         self.last_turn = r.last_turn
         self.turn_open = r.turn_open
@@ -256,7 +311,7 @@ class _Draft:
 
     def freeze(self) -> LoopState:
         r = self.base
-        if (self.next_id != r.next_id or self.messages is not r.messages or self.pending is not r.pending
+        if (self.next_id != r.next_id or self.messages is not r.messages
                 or self.turn_open != r.turn_open or self.has_more_tool_calls != r.has_more_tool_calls
                 or self.last_turn is not r.last_turn or self.aborted != r.aborted
                 or self.new_messages is not r.new_messages or self.llm_messages is not r.llm_messages
@@ -266,7 +321,7 @@ class _Draft:
                 or self.tool_execution != r.tool_execution):
             r = RunState(self.model, self.thinking_level, self.tool_execution, self.hooks, self.system_prompt,
                          self.tools, self.tool_index, self.messages, self.llm_messages, self.new_messages,
-                         self.pending, self.has_more_tool_calls, self.last_turn, self.turn_open, self.aborted,
+                         self.has_more_tool_calls, self.last_turn, self.turn_open, self.aborted,
                          self.next_id)
         return LoopState(self.phase, r)
 
@@ -307,25 +362,32 @@ def _context(s: _Draft) -> AgentContext:
 def _on_started(s: _Draft, inp: Started, tx: _Tx) -> _Draft:
     tx.emit(_AGENT_START)
     tx.emit(_TURN_START)
-    s = _set(s, turn_open=True)
-    for prompt in inp.prompts:
-        tx.emit(MessageStartEvent(prompt))
-        tx.emit(MessageEndEvent(prompt))
-        s = _append(s, prompt)
+    s.turn_open = True
+    s = _add_messages(s, tx, inp.prompts)
     return _poll_steering(s, tx, "start")
 
 
 def _on_continued(s: _Draft, inp: Continued, tx: _Tx) -> _Draft:
     tx.emit(_AGENT_START)
     tx.emit(_TURN_START)
-    return _poll_steering(_set(s, turn_open=True), tx, "start")
+    s.turn_open = True
+    return _poll_steering(s, tx, "start")
+
+
+def _add_messages(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
+    """Announce and append messages that enter the context whole (prompts, polled messages)."""
+    for message in messages:
+        tx.emit(MessageStartEvent(message))
+        tx.emit(MessageEndEvent(message))
+        s = _append(s, message)
+    return s
 
 
 def _end_run(s: _Draft, tx: _Tx) -> _Draft:
     messages = tuple(s.new_messages)
     tx.emit(AgentEndEvent(messages))
     tx.fx.append(RunEnded(messages))
-    return _set(s, phase=Finished(), pending=(), turn_open=False)
+    return _set(s, phase=Finished(), turn_open=False)
 
 
 def _close_turn_with(s: _Draft, tx: _Tx, message: AssistantMessage, started: bool) -> _Draft:
@@ -353,28 +415,45 @@ def _fail_run(s: _Draft, tx: _Tx, text: str) -> _Draft:
 
 
 def _abort_now(s: _Draft, tx: _Tx) -> _Draft:
-    """Stop at once, from a phase where no tool is in flight.
-
-    Messages already taken from the steering or follow-up queues are not lost: they join the
-    context (in a turn of their own if none is open), closed by the aborted reply."""
-    if s.pending:
-        if not s.turn_open:
-            tx.emit(_TURN_START)
-            s.turn_open = True
-        for message in s.pending:
-            tx.emit(MessageStartEvent(message))
-            tx.emit(MessageEndEvent(message))
-            s = _append(s, message)
-        s.pending = ()
+    """Stop at once, from a phase where no model call or tool is in flight: a turn in progress
+    is closed by an aborted reply."""
     if s.turn_open:
         return _close_turn_with(s, tx, _synthetic_reply(s, tx, "aborted", REQUEST_ABORTED_TEXT), started=False)
     return _end_run(s, tx)
 
 
 # --------------------------------------------------------------------------- between turns
+#
+# turn_end → prepare_next_turn → should_stop_after_turn → poll steering → next turn while tool
+# calls were made or steering arrived → otherwise poll follow-ups → next turn or agent_end.
 
 
-def _poll_steering(s: _Draft, tx: _Tx, after: Any) -> _Draft:
+def _after_turn(s: _Draft, tx: _Tx) -> _Draft:
+    """``turn_end`` was emitted: ``prepare_next_turn`` first, after every turn."""
+    if s.aborted:
+        return _end_run(s, tx)
+    if "prepare_next_turn" in s.hooks:
+        s, id = _new_id(s)
+        tx.fx.append(PrepareNextTurn(id, _turn_context(s)))
+        return _set(s, phase=AwaitingNextTurn(id))
+    return _decide_stop(s, tx)
+
+
+def _turn_context(s: _Draft) -> PrepareNextTurnContext:
+    turn = s.last_turn
+    assert turn is not None
+    return PrepareNextTurnContext(turn.message, turn.tool_results, _context(s), s.new_messages)
+
+
+def _decide_stop(s: _Draft, tx: _Tx) -> _Draft:
+    if "should_stop_after_turn" in s.hooks:
+        s, id = _new_id(s)
+        tx.fx.append(ShouldStopAfterTurn(id, _turn_context(s)))
+        return _set(s, phase=AwaitingStopDecision(id))
+    return _poll_steering(s, tx, "turn")
+
+
+def _poll_steering(s: _Draft, tx: _Tx, after: Literal["start", "turn"]) -> _Draft:
     if s.aborted:
         return _abort_now(s, tx)
     if "get_steering_messages" not in s.hooks:
@@ -384,21 +463,11 @@ def _poll_steering(s: _Draft, tx: _Tx, after: Any) -> _Draft:
     return _set(s, phase=AwaitingSteering(id, after))
 
 
-def _steering_arrived(s: _Draft, tx: _Tx, after: str, messages: tuple[AgentMessage, ...]) -> _Draft:
-    if after == "turn":
-        s = _set(s, pending=tuple(messages))
-        return _continue_or_follow_up(s, tx)
-    if messages:
-        s = _set(s, pending=s.pending + tuple(messages))
-    if after == "prepare":
-        tx.emit(_TURN_START)
-        s = _set(s, turn_open=True)
-    return _begin_turn_body(s, tx)
-
-
-def _continue_or_follow_up(s: _Draft, tx: _Tx) -> _Draft:
-    if s.has_more_tool_calls or s.pending:
-        return _next_turn(s, tx)
+def _steering_arrived(s: _Draft, tx: _Tx, after: str, messages: Sequence[AgentMessage]) -> _Draft:
+    if after == "start":
+        return _begin_turn_body(s, tx, messages)
+    if s.has_more_tool_calls or messages:
+        return _next_turn(s, tx, messages)
     if "get_follow_up_messages" not in s.hooks:
         return _end_run(s, tx)
     s, id = _new_id(s)
@@ -406,15 +475,10 @@ def _continue_or_follow_up(s: _Draft, tx: _Tx) -> _Draft:
     return _set(s, phase=AwaitingFollowUps(id))
 
 
-def _next_turn(s: _Draft, tx: _Tx) -> _Draft:
-    if "prepare_next_turn" in s.hooks and s.last_turn is not None:
-        s, id = _new_id(s)
-        turn = s.last_turn
-        assert turn is not None
-        ctx = PrepareNextTurnContext(turn.message, turn.tool_results, _context(s), s.new_messages)
-        tx.fx.append(PrepareNextTurn(id, ctx))
-        return _set(s, phase=AwaitingNextTurn(id))
-    return _after_prepare(s, tx)
+def _next_turn(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
+    tx.emit(_TURN_START)
+    s.turn_open = True
+    return _begin_turn_body(s, tx, messages)
 
 
 def _apply_next_turn(s: _Draft, nxt: NextTurn) -> _Draft:
@@ -427,8 +491,8 @@ def _apply_next_turn(s: _Draft, nxt: NextTurn) -> _Draft:
             system_prompt=ctx.system_prompt,
             messages=messages,
             tools=specs,
-            tool_index=_index(specs),
-            llm_messages=_llm_view(messages, s.hooks),
+            tool_index=index_tools(specs),
+            llm_messages=llm_view(messages, s.hooks),
         )
     if nxt.model is not None:
         changes["model"] = nxt.model
@@ -437,23 +501,11 @@ def _apply_next_turn(s: _Draft, nxt: NextTurn) -> _Draft:
     return _set(s, **changes) if changes else s
 
 
-def _after_prepare(s: _Draft, tx: _Tx) -> _Draft:
-    if not s.pending and "get_steering_messages" in s.hooks:
-        return _poll_steering(s, tx, "prepare")
-    return _steering_arrived(s, tx, "prepare", ())
-
-
 # --------------------------------------------------------------------------- the model call
 
 
-def _begin_turn_body(s: _Draft, tx: _Tx) -> _Draft:
-    for message in s.pending:
-        tx.emit(MessageStartEvent(message))
-        tx.emit(MessageEndEvent(message))
-        s = _append(s, message)
-    s = _set(s, pending=())
-    if s.aborted:
-        return _abort_now(s, tx)
+def _begin_turn_body(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
+    s = _add_messages(s, tx, messages)
     if "transform_context" in s.hooks:
         s, id = _new_id(s)
         tx.fx.append(TransformContext(id, s.messages))
@@ -473,39 +525,93 @@ def _convert(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
 
 def _call_llm(s: _Draft, tx: _Tx, messages: Sequence[AgentMessage]) -> _Draft:
     s, id = _new_id(s)
-    tx.fx.append(CallLlm(id, s.model, s.thinking_level, s.system_prompt, messages, s.tools))
+    model = s.model
+    level: ThinkingLevel = s.thinking_level if model.reasoning else "off"  # only models that reason
+    tx.fx.append(CallLlm(id, model, level, s.system_prompt, messages, s.tools))
     return _set(s, phase=Streaming(id))
 
 
 def _on_stream_event(s: _Draft, inp: StreamEventReceived, tx: _Tx) -> _Draft:
+    """Every stream event but the deltas of open blocks (``transition`` takes those at once)."""
     phase = s.phase
     assert isinstance(phase, Streaming)
-    event = inp.event
-    if isinstance(event, (DoneEvent, ErrorEvent)):
-        final = event.message if isinstance(event, DoneEvent) else event.error
+    event: Any = inp.event
+    problem = stream_event_problem(event)
+    if problem is not None:
+        return _stream_broken(s, tx, problem)
+    kind = type(event)
+    if kind is DoneEvent:
+        final = event.message
+        if type(final) is PartialAssistantMessage:
+            final = final.to_message(stop_reason=event.reason if event.reason in ("stop", "length", "toolUse")
+                                     else "stop")
         return _reply_finished(s, tx, final, started=phase.partial is not None)
-    if isinstance(event, StartEvent):
-        if phase.partial is None:
-            tx.emit(MessageStartEvent(event.partial))
-        else:
-            tx.emit(MessageUpdateEvent(event.partial, event))
+    if kind is ErrorEvent:
+        return _reply_finished(s, tx, _error_reply(event), started=phase.partial is not None)
+    if kind is StartEvent:
+        if phase.partial is not None:
+            return _stream_broken(s, tx, stream_order_text("start", "a second time"))
+        tx.emit(MessageStartEvent(event.partial))
         return _set(s, phase=Streaming(phase.id, event.partial))
+    block, role = _BLOCK_EVENT[kind]
     if phase.partial is None:
-        # A block event before the stream's start: nothing has been announced; ignore it, as
-        # the final event still carries the whole message.
-        return s
+        return _stream_broken(s, tx, stream_order_text(event.type, "before the stream's start event"))
+    index, blocks = event.content_index, phase.blocks
+    if role == "start":
+        if index != len(blocks):
+            return _stream_broken(s, tx, stream_order_text(
+                event.type, f"for content block {index}, but the next new block is {len(blocks)}"))
+        blocks = blocks + (block,)
+    else:
+        if not 0 <= index < len(blocks):
+            return _stream_broken(s, tx, stream_order_text(
+                event.type, f"for content block {index}, which was never started"))
+        if blocks[index] != block:
+            state = "had already ended" if blocks[index] == "" else f"is a {blocks[index]} block"
+            return _stream_broken(s, tx, stream_order_text(
+                event.type, f"for content block {index}, which {state}"))
+        if role == "end":
+            blocks = blocks[:index] + ("",) + blocks[index + 1:]
     tx.emit(MessageUpdateEvent(event.partial, event))
-    return _set(s, phase=Streaming(phase.id, event.partial))
+    return _set(s, phase=Streaming(phase.id, event.partial, blocks))
 
 
-def _on_stream_failed(s: _Draft, inp: StreamFailed, tx: _Tx) -> _Draft:
+def _error_reply(event: ErrorEvent) -> AssistantMessage:
+    """The final message of an error event: an error, whatever its message says."""
+    error: Any = event.error
+    reason: Literal["error", "aborted"] = "aborted" if event.reason == "aborted" else "error"
+    if type(error) is PartialAssistantMessage:
+        error = error.to_message()
+    changes: dict[str, Any] = {}
+    if error.stop_reason not in ("error", "aborted"):
+        changes["stop_reason"] = reason
+    if not error.error_message:
+        changes["error_message"] = NO_ERROR_MESSAGE_TEXT
+    final: AssistantMessage = replace(error, **changes) if changes else error
+    return final
+
+
+def _stream_broken(s: _Draft, tx: _Tx, text: str) -> _Draft:
+    """The stream broke the protocol: stop reading it, end the reply as an error."""
+    phase = s.phase
+    assert isinstance(phase, Streaming)
+    tx.fx.append(CancelLlm(phase.id))
+    return _stream_ended(s, tx, text)
+
+
+def _stream_ended(s: _Draft, tx: _Tx, text: str) -> _Draft:
+    """The reply ends as an error with ``text``, keeping what it streamed so far."""
     phase = s.phase
     assert isinstance(phase, Streaming)
     if phase.partial is not None:
-        final = phase.partial.to_message(stop_reason="error", error_message=inp.error)
+        final = _finished(phase.partial, stop_reason="error", error_message=text)
     else:
-        final = _synthetic_reply(s, tx, "error", inp.error)
+        final = _synthetic_reply(s, tx, "error", text)
     return _reply_finished(s, tx, final, started=phase.partial is not None)
+
+
+def _on_stream_failed(s: _Draft, inp: StreamFailed, tx: _Tx) -> _Draft:
+    return _stream_ended(s, tx, inp.error)
 
 
 def _abort_stream(s: _Draft, tx: _Tx) -> _Draft:
@@ -514,7 +620,7 @@ def _abort_stream(s: _Draft, tx: _Tx) -> _Draft:
     tx.fx.append(CancelLlm(phase.id))
     if phase.partial is None:
         return _abort_now(s, tx)
-    final = phase.partial.to_message(stop_reason="aborted", error_message=REQUEST_ABORTED_TEXT)
+    final = _finished(phase.partial, stop_reason="aborted", error_message=REQUEST_ABORTED_TEXT)
     return _close_turn_with(s, tx, final, started=True)
 
 
@@ -756,6 +862,9 @@ def _on_tool_answer(s: _Draft, inp: Input, tx: _Tx) -> _Draft:
         return _advance_tools(_finish_execution(s, tx, index, inp.result, False), tx)
     if isinstance(inp, ToolFailed):
         return _advance_tools(_finish_execution(s, tx, index, error_result(inp.error), True), tx)
+    if isinstance(inp, ToolTimedOut):
+        text = timed_out_text(slot.call.name, inp.timeout_ms)
+        return _advance_tools(_finish_execution(s, tx, index, error_result(text), True), tx)
     if isinstance(inp, AfterToolCallDecided):
         assert slot.result is not None
         result, is_error = _patch(slot.result, slot.is_error, inp.result)
@@ -776,16 +885,7 @@ def _finish_turn(
     tx.emit(TurnEndEvent(message, results))
     s.turn_open = False
     s.last_turn = CompletedTurn(message, results)
-    if s.aborted:
-        return _end_run(s, tx)
-    if "should_stop_after_turn" in s.hooks:
-        s, id = _new_id(s)
-        turn = s.last_turn
-        assert turn is not None
-        ctx = PrepareNextTurnContext(turn.message, turn.tool_results, _context(s), s.new_messages)
-        tx.fx.append(ShouldStopAfterTurn(id, ctx))
-        return _set(s, phase=AwaitingStopDecision(id))
-    return _poll_steering(s, tx, "turn")
+    return _after_turn(s, tx)
 
 
 # --------------------------------------------------------------------------- hook answers
@@ -799,7 +899,7 @@ def _on_steering(s: _Draft, inp: SteeringPolled, tx: _Tx) -> _Draft:
 
 def _on_follow_ups(s: _Draft, inp: FollowUpsPolled, tx: _Tx) -> _Draft:
     if inp.messages:
-        return _next_turn(_set(s, pending=tuple(inp.messages)), tx)
+        return _next_turn(s, tx, inp.messages)
     return _end_run(s, tx)
 
 
@@ -814,7 +914,7 @@ def _on_converted(s: _Draft, inp: ContextConverted, tx: _Tx) -> _Draft:
 def _on_next_turn(s: _Draft, inp: NextTurnPrepared, tx: _Tx) -> _Draft:
     if inp.next_turn is not None:
         s = _apply_next_turn(s, inp.next_turn)
-    return _after_prepare(s, tx)
+    return _decide_stop(s, tx)
 
 
 def _on_stop_decided(s: _Draft, inp: StopAfterTurnDecided, tx: _Tx) -> _Draft:
@@ -836,7 +936,7 @@ _HOOK_OF_PHASE: Final[dict[type, str]] = {
 def _on_hook_failed(s: _Draft, inp: HookFailed, tx: _Tx) -> _Draft:
     if isinstance(s.phase, RunningTools):
         return _on_tool_answer(s, inp, tx)
-    return _fail_run(s, tx, f"{_HOOK_OF_PHASE[type(s.phase)]} failed: {inp.error}")
+    return _fail_run(s, tx, hook_failed_text(_HOOK_OF_PHASE[type(s.phase)], inp.error))
 
 
 def _on_abort(s: _Draft, inp: AbortRequested, tx: _Tx) -> _Draft:
@@ -849,7 +949,11 @@ def _on_abort(s: _Draft, inp: AbortRequested, tx: _Tx) -> _Draft:
     if isinstance(phase, Streaming):
         return _abort_stream(s, tx)
     if isinstance(phase, RunningTools):
-        # Calls in flight finish (they see the aborted signal); the rest are aborted as reached.
+        # A call waiting on a hook stops now (the hook's late answer will be rejected); calls
+        # running finish (they see the aborted signal); the rest are aborted as reached.
+        for i, slot in enumerate(phase.slots):
+            if slot.step in ("preparing", "checking", "finishing"):
+                s = _complete(s, tx, i, error_result(ABORTED_TEXT), True)
         return _advance_tools(s, tx)
     return _abort_now(s, tx)
 
@@ -860,7 +964,7 @@ _Handler: TypeAlias = Callable[[_Draft, Any, _Tx], _Draft]
 
 _WAITING_HOOK_PHASES: Final = tuple(_HOOK_OF_PHASE)
 _TOOL_INPUTS: Final = (ArgumentsPrepared, BeforeToolCallDecided, ToolUpdated, ToolFinished, ToolFailed,
-                       AfterToolCallDecided)
+                       ToolTimedOut, AfterToolCallDecided)
 
 TRANSITIONS: Final[dict[tuple[type, type], _Handler]] = {
     (Idle, Started): _on_started,
@@ -889,6 +993,7 @@ _SLOT_STEP_FOR: Final[dict[type, tuple[str, ...]]] = {
     ToolUpdated: ("running",),
     ToolFinished: ("running",),
     ToolFailed: ("running",),
+    ToolTimedOut: ("running",),
     AfterToolCallDecided: ("finishing",),
     HookFailed: ("preparing", "checking", "finishing"),
 }
@@ -924,6 +1029,20 @@ def _check(s: LoopState, inp: Input) -> str | None:
     return None
 
 
+def awaits(state: LoopState, id: int) -> bool:
+    """Whether the core waits for an answer with ``id`` now (interpreters drop late answers:
+    a hook the abort left behind, a tool that ran past its deadline).
+
+    >>> from agentcore import AgentContext, Model, initial_state
+    >>> awaits(initial_state(AgentContext(), model=Model(id="m")), 1)
+    False
+    """
+    phase = state.phase
+    if isinstance(phase, RunningTools):
+        return _find_slot(state, id) is not None
+    return getattr(phase, "id", None) == id
+
+
 def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect, ...]] | Rejection:
     """:func:`step` without the ``Result`` wrapper: ``(state, effects)`` or a :class:`Rejection`.
 
@@ -931,11 +1050,15 @@ def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect,
     """
     phase = state.phase
     if type(input) is StreamEventReceived and type(phase) is Streaming:
-        # The hot path: a block event of a reply that has started only replaces the phase.
+        # The hot path: a delta of an open block only replaces the phase.
         event: Any = input.event
-        if type(event) in _BLOCK_EVENTS and phase.partial is not None and input.id == phase.id:
-            return (LoopState(Streaming(phase.id, event.partial), state.run),
-                    (Emit(MessageUpdateEvent(event.partial, event)),))
+        kind = _DELTA_KIND.get(type(event))
+        if kind is not None and input.id == phase.id:
+            index, blocks = event.content_index, phase.blocks
+            if (type(index) is int and 0 <= index < len(blocks) and blocks[index] == kind
+                    and type(event.partial) in _PARTIAL_TYPES):
+                return (LoopState(Streaming(phase.id, event.partial, blocks), state.run),
+                        (Emit(MessageUpdateEvent(event.partial, event)),))
     handler = TRANSITIONS.get((type(phase), type(input)))
     if handler is None:
         return _reject(state, input, f"{input.type} is not expected while {state.phase.name}")

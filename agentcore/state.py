@@ -5,19 +5,21 @@ A phase names what the core is waiting for. Phases that wait for one answer carr
 
 ::
 
-    Idle ──Started/Continued──▶ AwaitingSteering(start) ──▶ [AwaitingTransform] ──▶ [AwaitingConvert]
-                                                                                       │
-          ┌────────────────────────────────────────────────────────────────────────────┘
+    Idle ──Started/Continued──▶ [AwaitingSteering(start)] ──▶ turn body
+                                                                  │
+      turn body: [AwaitingTransform] ──▶ [AwaitingConvert] ──▶ Streaming
+                                                                  │ error/aborted reply
+      Streaming ──final event──▶ RunningTools (if tool calls) ──▶ turn_end ──▶ Finished
+          ┌────────────────────────────────────────────────────────┘ (otherwise)
           ▼
-      Streaming ──final event──▶ RunningTools (if tool calls) ──▶ [AwaitingStopDecision]
-          │ error/aborted                                              │
-          ▼                                                            ▼
-      Finished ◀── no more work ── [AwaitingFollowUps] ◀── AwaitingSteering(turn)
-                                          │ more work
-                                          ▼
-                     [AwaitingNextTurn] ──▶ [AwaitingSteering(prepare)] ──▶ turn_start ──▶ ...
+      [AwaitingNextTurn] ──▶ [AwaitingStopDecision] ──▶ [AwaitingSteering(turn)]
+          │ stop                                          │ tool calls or steering: next turn
+          ▼                                               ▼
+      Finished ◀── nothing more ── [AwaitingFollowUps] ── turn_start, turn body ...
 
-Brackets mark phases that only occur when the matching hook is set.
+Brackets mark phases that only occur when the matching hook is set. Messages a queue hook
+returns join the context in the same step that brings them (the next turn starts at once), so
+no message taken from a queue ever waits in the state for another hook.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ __all__ = [
     "RunningTools",
     "Streaming",
     "ToolSlot",
+    "index_tools",
     "initial_state",
+    "llm_view",
 ]
 
 
@@ -67,11 +71,11 @@ class Idle:
 
 @dataclass(frozen=True, slots=True)
 class AwaitingSteering:
-    """Polling the steering queue: at the start, after a turn, or after preparing the next turn."""
+    """Polling the steering queue: at the start of the run, or after a turn."""
 
     name: ClassVar[str] = "awaiting_steering"
     id: int
-    after: Literal["start", "turn", "prepare"]
+    after: Literal["start", "turn"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +104,16 @@ class AwaitingConvert:
 
 @dataclass(frozen=True, slots=True)
 class Streaming:
-    """A model call is in flight; ``partial`` is the reply so far (``None`` before its start)."""
+    """A model call is in flight; ``partial`` is the reply so far (``None`` before its start).
+
+    ``blocks`` has one entry per content block the stream opened: its kind (``text``,
+    ``thinking``, ``toolCall``) while it is open, ``""`` once its end event closed it; the core
+    checks every block event against it (the stream protocol)."""
 
     name: ClassVar[str] = "streaming"
     id: int
-    partial: PartialAssistantMessage | None = None
+    partial: PartialAssistantMessage | AssistantMessage | None = None
+    blocks: tuple[str, ...] = ()
 
 
 SlotStep = Literal["waiting", "preparing", "checking", "ready", "running", "finishing", "done"]
@@ -202,7 +211,6 @@ class RunState:
     messages: PVector[AgentMessage]
     llm_messages: PVector[AgentMessage] | None
     new_messages: PVector[AgentMessage] = field(default_factory=pvector)
-    pending: tuple[AgentMessage, ...] = ()
     has_more_tool_calls: bool = False
     last_turn: CompletedTurn | None = None
     turn_open: bool = False
@@ -257,15 +265,16 @@ class LoopState:
         return self.run.hooks
 
 
-def _index(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
-    # First declaration of a name wins, as a linear search would find it.
+def index_tools(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
+    """Name → spec; the first declaration of a name wins, as a linear search would find it."""
     index: dict[str, ToolSpec] = {}
     for spec in tools:
         index.setdefault(spec.name, spec)
     return FrozenDict(index)
 
 
-def _llm_view(messages: PVector[AgentMessage], hooks: frozenset[str]) -> PVector[AgentMessage] | None:
+def llm_view(messages: PVector[AgentMessage], hooks: frozenset[str]) -> PVector[AgentMessage] | None:
+    """The default conversion of ``messages``, kept by the state (``None`` when a hook converts)."""
     if "convert_to_llm" in hooks or "transform_context" in hooks:
         return None
     return pvector(c for c in map(convert_message, messages) if c is not None)
@@ -300,7 +309,7 @@ def initial_state(
         hooks=frozenset(the_hooks) - {"get_api_key"},
         system_prompt=context.system_prompt,
         tools=specs,
-        tool_index=_index(specs),
+        tool_index=index_tools(specs),
         messages=messages,
-        llm_messages=_llm_view(messages, the_hooks),
+        llm_messages=llm_view(messages, the_hooks),
     ))

@@ -27,10 +27,12 @@ a chain of calls:
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, TypeAlias, final
+from typing import Any, ClassVar, Final, Literal, TypeAlias, final
 
-from .frozen import FrozenDict, freeze
+from .frozen import MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze
 from .messages import (
     ZERO_USAGE,
     AssistantContent,
@@ -58,7 +60,10 @@ __all__ = [
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
+    "arguments_problem",
+    "parse_arguments",
     "parse_partial_json",
+    "too_deep_at",
 ]
 
 _Kind = Literal["text", "thinking", "toolCall"]
@@ -279,19 +284,18 @@ class PartialAssistantMessage:
         thought_signature: str | None = None,
     ) -> ToolCallEndEvent:
         """Close tool-call block ``index``. Without ``arguments`` the streamed JSON is parsed
-        (tolerantly: truncated JSON keeps what is complete)."""
+        (see :func:`parse_arguments`: text that is not a JSON object, or is nested more than
+        ``MAX_JSON_DEPTH`` levels deep, is kept as the call's ``invalid_json``; truncated JSON
+        keeps what is complete). Given ``arguments`` nested more than ``MAX_JSON_DEPTH`` deep
+        are treated the same way: the call gets ``{}`` and their JSON text as ``invalid_json``."""
         block = self._open("toolCall", index)
         invalid: str | None = None
-        if arguments is not None:
-            args = arguments
+        if arguments is None:
+            args, invalid = parse_arguments(_join(self.chunks[index]))
+        elif depth_exceeds(arguments):
+            invalid, args = _dumps_any_depth(arguments), {}
         else:
-            text = _join(self.chunks[index])
-            try:
-                args = json.loads(text) if text.strip() else {}
-                if not isinstance(args, dict):
-                    invalid, args = text, {}
-            except ValueError:
-                invalid, args = text, _as_object(parse_partial_json(text))
+            args = arguments
         call = ToolCall(id if id is not None else block.id, name if name is not None else block.name,
                         freeze(args), thought_signature, invalid)
         return ToolCallEndEvent(index, call, self._close(index, "toolCall", call))
@@ -445,6 +449,138 @@ StreamEvent: TypeAlias = (
 _CLOSERS = {"{": "}", "[": "]"}
 _MAX_TRIES = 8
 
+# A JSON string (possibly cut off at the end), an opening bracket (group 1) or a closing one (2).
+_STRUCTURE: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|([\[{])|([\]}])', re.S)
+
+
+def too_deep_at(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """Where JSON ``text`` opens an array or object more than ``limit`` levels deep: the index
+    of that ``[`` or ``{`` (brackets inside strings do not count), or ``-1`` when it does not.
+
+    Found without recursion, in linear time. For text that passes, ``json.loads`` (which
+    recurses once a level) goes at most ``limit`` levels deep, however malformed the text is.
+
+    >>> too_deep_at('[[1], {"a": "[[["}]', 2), too_deep_at('[[[1]]]', 2)
+    (-1, 2)
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return -1
+    depth = 0
+    for m in _STRUCTURE.finditer(text):
+        kind = m.lastindex
+        if kind == 1:
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif kind == 2 and depth:
+            depth -= 1
+    return -1
+
+
+def _too_deep(text: str) -> bool:
+    return too_deep_at(text) >= 0
+
+
+def _too_deep_text() -> str:
+    return f"nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def parse_arguments(text: str) -> tuple[Any, str | None]:
+    """Parse a tool call's argument text: ``(arguments, None)`` when it is a JSON object (blank
+    text counts as ``{}``), else ``(salvaged, text)``: what :func:`parse_partial_json` keeps of
+    it (``{}`` when nothing), and the text itself, to be reported as invalid JSON.
+
+    Text nested more than ``MAX_JSON_DEPTH`` (100) levels deep is invalid whatever it holds.
+
+    >>> parse_arguments('{"a": [1]}')
+    ({'a': [1]}, None)
+    >>> parse_arguments('{"a": [1')
+    ({'a': [1]}, '{"a": [1')
+    >>> parse_arguments('[' * 101 + ']' * 101)[0]
+    {}
+    """
+    if not text.strip():
+        return {}, None
+    if _too_deep(text):
+        return {}, text
+    try:
+        args = json.loads(text)
+    except ValueError:
+        return _as_object(parse_partial_json(text)), text
+    except RecursionError:  # only when already called from a very deep stack
+        return {}, text
+    if not isinstance(args, dict):
+        return {}, text
+    return args, None
+
+
+def arguments_problem(text: str) -> str | None:
+    """Why ``text`` is not accepted as tool arguments (``None`` when it is): the JSON parser's
+    message, ``'they are not a JSON object'``, or ``'nested more than 100 levels deep'``.
+
+    >>> arguments_problem('{"a": 1}') is None, arguments_problem('[1]')
+    (True, 'they are not a JSON object')
+    >>> arguments_problem('{"a": ')
+    'Expecting value: line 1 column 7 (char 6)'
+    >>> arguments_problem('{"a":' * 101)
+    'nested more than 100 levels deep'
+    """
+    if _too_deep(text):
+        return _too_deep_text()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return str(exc)
+    except RecursionError:
+        return _too_deep_text()
+    return None if isinstance(value, dict) else "they are not a JSON object"
+
+
+_END: Final[Any] = object()
+
+
+def _dumps_any_depth(value: Any) -> str:
+    """Compact JSON text of ``value`` (mappings, lists and tuples, scalars) at any depth: built
+    with an explicit stack, unlike ``json.dumps``. A value that contains itself raises
+    ``ValueError``."""
+    out: list[str] = []
+    stack: list[tuple[Iterator[Any], bool, int]] = []  # (items left, is an object, id)
+    active: set[int] = set()
+    item = value
+    while True:
+        if isinstance(item, Mapping):
+            opened: tuple[Iterator[Any], bool] | None = (iter(item.items()), True)
+            out.append("{")
+        elif type(item) is list or type(item) is tuple:
+            opened = (iter(item), False)
+            out.append("[")
+        else:
+            opened = None
+            out.append(json.dumps(item, ensure_ascii=False, default=str))
+        if opened is not None:
+            if id(item) in active:
+                raise ValueError(f"cannot encode a {type(item).__name__} that contains itself")
+            active.add(id(item))
+            stack.append((opened[0], opened[1], id(item)))
+        while stack:
+            items, is_object, ident = stack[-1]
+            nxt: Any = next(items, _END)
+            if nxt is _END:
+                stack.pop()
+                active.discard(ident)
+                out.append("}" if is_object else "]")
+                continue
+            if out[-1] != "{" and out[-1] != "[":
+                out.append(",")
+            if is_object:
+                key, item = nxt
+                out.append(json.dumps(str(key), ensure_ascii=False) + ":")
+            else:
+                item = nxt
+            break
+        else:
+            return "".join(out)
+
 
 def parse_partial_json(text: str) -> Any:
     """Parse JSON that may be cut off, keeping every complete member.
@@ -455,8 +591,14 @@ def parse_partial_json(text: str) -> Any:
     {'path': '/tm'}
     >>> parse_partial_json('')
     {}
+
+    Text nested more than ``MAX_JSON_DEPTH`` (100) levels deep gives ``{}`` (nothing is kept),
+    and so does any text Python's parser would need too deep a stack for.
+
+    >>> parse_partial_json('{"a": ' * 101)
+    {}
     """
-    if not text.strip():
+    if not text.strip() or _too_deep(text):
         return {}
     try:
         return json.loads(text)
@@ -466,12 +608,15 @@ def parse_partial_json(text: str) -> Any:
         limit = len(text) if exc.msg.startswith("Unterminated string") else exc.pos
     except ValueError:
         limit = len(text)
+    except RecursionError:
+        return {}
     # Track the open containers and whether we stop inside a string; then try closing the
-    # text at successively earlier safe cut points.
-    stack: list[str] = []
+    # text at successively earlier safe cut points. The open containers are a linked list,
+    # innermost first (``(bracket, outer)`` or ``None``), so a cut point shares it in O(1).
+    stack: Any = None
     in_string = False
     escape = False
-    cuts: list[tuple[int, tuple[str, ...], bool]] = []  # (end index, open stack, in string)
+    cuts: list[tuple[int, Any, bool]] = []  # (end index, open containers, in string)
     for i, ch in enumerate(text):
         if in_string:
             if escape:
@@ -480,33 +625,37 @@ def parse_partial_json(text: str) -> Any:
                 escape = True
             elif ch == '"':
                 in_string = False
-                cuts.append((i + 1, tuple(stack), False))
+                cuts.append((i + 1, stack, False))
             continue
         if ch == '"':
             in_string = True
         elif ch in "{[":
-            stack.append(ch)
-            cuts.append((i + 1, tuple(stack), False))
+            stack = (ch, stack)
+            cuts.append((i + 1, stack, False))
         elif ch in "}]":
-            if stack:
-                stack.pop()
-            cuts.append((i + 1, tuple(stack), False))
+            if stack is not None:
+                stack = stack[1]
+            cuts.append((i + 1, stack, False))
         elif ch == ",":
-            cuts.append((i, tuple(stack), False))
+            cuts.append((i, stack, False))
         elif ch not in " \t\r\n:":
-            cuts.append((i + 1, tuple(stack), False))
+            cuts.append((i + 1, stack, False))
     if in_string and not escape:
-        cuts.append((len(text), tuple(stack), True))
+        cuts.append((len(text), stack, True))
     tries = 0
     for end, open_stack, inside in reversed(cuts):
         if end > limit:
             continue
-        candidate = text[:end] + ('"' if inside else "")
-        candidate += "".join(_CLOSERS[c] for c in reversed(open_stack))
+        closers = ['"'] if inside else []
+        while open_stack is not None:
+            closers.append(_CLOSERS[open_stack[0]])
+            open_stack = open_stack[1]
         try:
-            return json.loads(candidate)
+            return json.loads(text[:end] + "".join(closers))
         except ValueError:
             tries += 1
             if tries >= _MAX_TRIES:  # keeps a pathological input linear, not quadratic
                 break
+        except RecursionError:
+            break
     return {}

@@ -32,7 +32,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from returns.result import Failure, Result, Success
 
-from .frozen import JSON, FrozenDict, freeze, thaw
+from .frozen import JSON, MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze, thaw
 from .messages import ImageContent, TextContent, Usage
 
 __all__ = [
@@ -99,6 +99,7 @@ class AgentTool:
     ``execute(tool_call_id, args, signal, on_update)`` returns an :class:`AgentToolResult` (or an
     awaitable of one under the asyncio interpreter); raising reports an error result with the
     exception text. ``prepare_arguments(args)`` may rewrite raw arguments before validation.
+    ``timeout_ms`` limits one call (``None``: the config's ``tool_timeout_ms``; ``0``: no limit).
     """
 
     name: str
@@ -108,6 +109,12 @@ class AgentTool:
     execute: Callable[..., Any]
     prepare_arguments: Callable[[Any], Any] | None = None
     execution_mode: ToolExecutionMode | None = None
+    timeout_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_ms is not None and (type(self.timeout_ms) is not int or self.timeout_ms < 0):
+            raise ValueError(f"tool {self.name!r}: timeout_ms must be None or an integer >= 0, "
+                             f"not {self.timeout_ms!r}")
 
     @property
     def spec(self) -> ToolSpec:
@@ -193,10 +200,14 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> Result[FrozenDict, str
 
     Success holds the validated arguments (with schema defaults filled in), frozen. Failure holds
     the error text the model will see: the tool, each failing path with its message, and the
-    arguments received.
+    arguments received. Arguments nested more than ``MAX_JSON_DEPTH`` (100) levels deep fail
+    without being looked at further (validators and the error text recurse into them).
     """
     import fastjsonschema
 
+    if depth_exceeds(arguments):
+        return Failure(f'Validation failed for tool "{spec.name}": its arguments are nested more '
+                       f"than {MAX_JSON_DEPTH} levels deep")
     plain = thaw(arguments)
     try:
         validate, fills_defaults = _validator(spec.parameters)
@@ -212,7 +223,10 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> Result[FrozenDict, str
         if not lines:  # jsonschema saw nothing wrong (e.g. a format it does not check)
             path = "/".join(str(p) for p in exc.path[1:]) or "root"
             lines = [f"  - {path}: {exc.message}"]
-        received = json.dumps(plain, indent=2, ensure_ascii=False, default=str)
+        try:
+            received = json.dumps(plain, indent=2, ensure_ascii=False, default=str)
+        except RecursionError:  # only when already called from a very deep stack
+            received = "(not shown: too deeply nested to print here)"
         return Failure(
             f'Validation failed for tool "{spec.name}":\n' + "\n".join(lines)
             + f"\n\nReceived arguments:\n{received}"

@@ -5,11 +5,18 @@ things are called and waited for:
 
 - ``async def`` hooks, tools and stream functions are awaited in the run's task; sync ones run in
   worker threads (``asyncio.to_thread``) so they never block the event loop.
-- A stream function may return an async iterable, a sync iterable (iterated in a worker thread),
-  or an awaitable of either.
+- A stream function may return an async iterable, a list or tuple of events (read directly), a
+  sync iterable (each event read in a worker thread, about 40 µs an event: give a list, or an
+  async iterable, when that matters), or an awaitable of any of these.
 - Parallel tool calls run as tasks; every answer goes through one ``asyncio.Queue`` inbox.
-- An abort while a reply streams cancels the wait for the next stream event at once, even when
-  the stream function is blocked on the network; the core then closes the message as ``aborted``.
+- An abort cancels the run task's wait at once, whether it waits for the next stream event
+  (even when the stream function is blocked on the network) or for a hook: the core then closes
+  the reply as ``aborted`` or ends the run; a hook's late answer is dropped (an ``async def``
+  hook is cancelled, a sync one's thread is left to finish).
+- A tool call with a time limit runs in its own task with its own signal, aborted (and the task
+  cancelled) at the deadline.
+- ``KeyboardInterrupt`` or ``SystemExit`` from user code aborts the run; the exception is
+  raised to the caller after ``agent_end``.
 """
 
 from __future__ import annotations
@@ -29,10 +36,8 @@ from agentcore import (
     CallLlm,
     CancelLlm,
     Continued,
-    DoneEvent,
     Effect,
     Emit,
-    ErrorEvent,
     ExecuteTool,
     HookFailed,
     Input,
@@ -46,21 +51,27 @@ from agentcore import (
     initial_state,
     thaw,
 )
+from agentcore.texts import STREAM_ENDED_TEXT
 
 from .driver import (
-    Run,
+    FATAL,
+    NO_STREAM_FN,
     Journals,
+    Run,
+    check_run_arguments,
+    check_stream_item,
     failure_text,
     hook_call,
     llm_context,
     now_ms,
+    prompt_messages,
     stream_options,
     tool_call,
     tool_result,
     tool_scopes,
+    with_signal,
 )
 from .signal import AbortSignal
-from .sync import _NO_STREAM_FN, _prompts
 
 __all__ = [
     "AgentEventStream",
@@ -75,11 +86,36 @@ _WAKE = object()
 _END = object()
 
 
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Await an ``async def`` callable in this task; run a sync one in a worker thread."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
-        return await fn(*args)
-    value = await asyncio.to_thread(fn, *args)
+class _Raised:
+    """An exception user code raised, carried out of a worker thread as a value (asyncio cannot
+    carry some exceptions, ``StopIteration`` among them, out of a thread into a task)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _boxed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Call ``fn`` in a worker thread; what it raises comes back as a :class:`_Raised`."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as exc:
+        return _Raised(exc)
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Await an ``async def`` callable in this task; run a sync one in a worker thread. Raises
+    what ``fn`` raised."""
+    if _is_async(fn):
+        return await fn(*args, **kwargs)
+    value = await asyncio.to_thread(_boxed, fn, args, kwargs)
+    if type(value) is _Raised:
+        raise value.error
     if inspect.isawaitable(value):
         value = await value
     return value
@@ -93,18 +129,13 @@ def default_stream_fn() -> Callable[..., Any] | None:
     return astream_http
 
 
-async def _next_in_thread(iterator: Any) -> Any:
-    return await asyncio.to_thread(next, iterator, _END)
-
-
 class _AsyncRun(Run):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.inbox: asyncio.Queue[Any] | None = None
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.stream_task: asyncio.Task[Any] | None = None
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.interruptible: asyncio.Task[Any] | None = None
         self.cancelled_by_abort = False
-        self.awaiting_stream = False
 
     def default_stream_fn(self) -> Any:
         return default_stream_fn()
@@ -129,33 +160,32 @@ class _AsyncRun(Run):
                     await self.wait_for_answer()
                     continue
                 effect = pending.popleft()
-                if isinstance(effect, Emit):
-                    yield effect.event
-                elif isinstance(effect, CallLlm):
-                    async for event in self.call_llm(effect):
+                kind = type(effect)
+                if kind is Emit:
+                    yield effect.event  # type: ignore[union-attr]
+                elif kind is CallLlm:
+                    async for event in self.call_llm(effect):  # type: ignore[arg-type]
                         yield event
-                elif isinstance(effect, ExecuteTool):
-                    await self.start_tool(effect)
-                elif isinstance(effect, RunEnded):
-                    self.finished = True
-                    self.messages = effect.messages
-                elif isinstance(effect, CancelLlm):
-                    pass
-                else:
+                elif kind is ExecuteTool:
+                    await self.start_tool(effect)  # type: ignore[arg-type]
+                elif kind is RunEnded:
+                    self.end(effect)
+                elif kind is not CancelLlm:  # a stream the core left behind was already closed
                     await self.call_hook(effect)
+            self.raise_fatal()
         finally:
             remove()
             self.close()
-            for task in self.tasks:
+            for task in self.tasks.values():
                 task.cancel()
 
     def wake_on_abort(self) -> None:
         assert self.inbox is not None
         self.inbox.put_nowait(_WAKE)
-        # Cancel only a wait for the next stream event: if the reader is busy elsewhere (an async
-        # listener), the check before the next wait sees the signal instead.
-        task = self.stream_task
-        if task is not None and self.awaiting_stream and not task.done():
+        # Cancel only a wait for the next stream event or a hook: if the run task is busy
+        # elsewhere (an async listener), the check before the next wait sees the signal instead.
+        task = self.interruptible
+        if task is not None and not task.done():
             self.cancelled_by_abort = True
             task.cancel()
 
@@ -165,16 +195,63 @@ class _AsyncRun(Run):
         return await self.inbox.get()
 
     async def wait_for_answer(self) -> None:
-        grace = self.grace_left()
+        limit = self.wait_limit()
         try:
-            item = await (self.next_answer() if grace is None else asyncio.wait_for(self.next_answer(), grace))
+            item = await (self.next_answer() if limit is None else asyncio.wait_for(self.next_answer(), limit))
         except asyncio.TimeoutError:
-            self.give_up_on_tools()
+            for id_ in self.waited_too_long():  # timed out: stop waiting for their tasks too
+                task = self.tasks.get(id_)
+                if task is not None:
+                    task.cancel()
             return
         if item is _WAKE:
             self.feed_abort()
         elif self.accept(item):
             self.feed(item)
+
+    def failed(self, exc: BaseException) -> str:
+        """The text of a failure of user code (a fatal one also stops the run)."""
+        if isinstance(exc, FATAL):
+            self.stop_for(exc)
+        return failure_text(exc)
+
+    async def interruptibly(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+        """Call ``fn`` (awaited, or in a worker thread) so that an abort ends the wait at once:
+        ``(False, None)`` when the run was aborted first, else ``(True, value or _Raised)``."""
+        if self.signal.aborted:
+            return False, None
+        task = asyncio.current_task()
+        assert task is not None
+        future: asyncio.Future[Any] | None = None
+        self.interruptible = task
+        try:
+            if _is_async(fn):
+                try:
+                    value = await fn(*args, **kwargs)
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:
+                    value = _Raised(exc)
+            else:
+                future = asyncio.ensure_future(asyncio.to_thread(_boxed, fn, args, kwargs))
+                value = await asyncio.shield(future)
+                if inspect.isawaitable(value):
+                    value = await value
+            return True, value
+        except asyncio.CancelledError as exc:
+            if not self.cancelled_by_abort:
+                if task.cancelling() == 0 and future is None:
+                    return True, _Raised(exc)  # the hook raised CancelledError itself
+                raise
+            task.uncancel()
+            if future is not None:
+                await asyncio.wait((future,), timeout=self.hook_grace)
+                if future.done() and not future.cancelled():
+                    return True, future.result()  # it answered as the abort landed: keep it
+            return False, None
+        finally:
+            self.interruptible = None
+            self.cancelled_by_abort = False
 
     # -- effects
 
@@ -182,85 +259,125 @@ class _AsyncRun(Run):
         if self.ended:
             return  # the run ended (an abort) before this hook could be called
         id_ = getattr(effect, "id")
+        call = hook_call(effect, self.config, self.registry, self.signal)
+        live, value = await self.interruptibly(call.fn, *call.args, **call.kwargs)
+        if not live:
+            self.feed_abort()
+            return
         try:
-            call = hook_call(effect, self.config, self.registry, self.signal)
-            answer = call.answer(await _call(call.fn, *call.args), self.clock())
-        except Exception as exc:
-            answer = HookFailed(id_, failure_text(exc), self.clock())
+            if type(value) is _Raised:
+                raise value.error
+            answer = call.answer(value, self.clock())
+        except BaseException as exc:
+            answer = HookFailed(id_, self.failed(exc), self.clock())
         self.feed(answer)
+
+    async def api_key(self, effect: CallLlm) -> tuple[bool, str | None]:
+        """The key of a model call: ``get_api_key`` wins over ``api_key``. ``(False, None)`` when
+        the run was aborted meanwhile."""
+        key = self.config.api_key
+        get = self.config.get_api_key
+        if get is None:
+            return True, key
+        args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
+        live, value = await self.interruptibly(get, *args, **kwargs)
+        if not live:
+            return False, None
+        if type(value) is _Raised:
+            raise value.error
+        return True, value or key
 
     async def call_llm(self, effect: CallLlm) -> AsyncIterator[AgentEvent]:
         signal = self.signal
-        if signal.aborted:
-            self.feed_abort()
-            return
         stream_fn = self.stream_fn
-        if stream_fn is None:
-            self.feed(StreamFailed(effect.id, _NO_STREAM_FN.format(api=effect.model.api), self.clock()))
+        if stream_fn is None and not signal.aborted:
+            self.feed(StreamFailed(effect.id, NO_STREAM_FN.format(api=effect.model.api), self.clock()))
             return
         source: Any = None
         failure: str | None = None
-        next_event: Any = None
+        next_event: Any = None  # awaitable per event (async iterables, sync iterators in a thread)
+        next_now: Any = None  # plain call per event (lists and tuples)
         try:
             try:
-                api_key = self.config.api_key
-                if self.config.get_api_key is not None:
-                    api_key = (await _call(self.config.get_api_key, effect.model.provider)) or api_key
-                options = stream_options(effect, self.config, api_key, signal)
-                source = stream_fn(effect.model, llm_context(effect), options)
-                if inspect.isawaitable(source):
-                    source = await source
-                if hasattr(source, "__aiter__"):
+                live, api_key = (await self.api_key(effect)) if not signal.aborted else (False, None)
+                if live:
+                    assert stream_fn is not None
+                    options = stream_options(effect, self.config, api_key, signal)
+                    source = stream_fn(effect.model, llm_context(effect), options)
+                    if inspect.isawaitable(source):
+                        live, source = await self.interruptibly(_identity_await, source)
+                        if type(source) is _Raised:
+                            raise source.error
+                if not live:
+                    source = None
+                elif hasattr(source, "__aiter__"):
                     source = source.__aiter__()
                     next_event = source.__anext__
+                elif isinstance(source, (list, tuple)):
+                    next_now = iter(source).__next__
                 else:
-                    source = iter(source)
-                    sync_source = source
+                    sync_source = iter(source)
+                    source = sync_source
 
                     async def next_in_thread() -> Any:
-                        item = await _next_in_thread(sync_source)
+                        item = await asyncio.to_thread(_boxed, next, (sync_source, _END), {})
                         if item is _END:
                             raise StopAsyncIteration
+                        if type(item) is _Raised:
+                            raise item.error
                         return item
 
                     next_event = next_in_thread
-            except Exception as exc:
-                failure = failure_text(exc)
+            except BaseException as exc:
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                failure = self.failed(exc)
             feed, clock, pending = self.driver.feed, self.clock, self.pending
-            self.stream_task = asyncio.current_task()
+            task = asyncio.current_task()
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
-            while next_event is not None and not signal.aborted:
-                self.awaiting_stream = True
-                try:
-                    event = await next_event()
-                except StopAsyncIteration:
-                    failure = "The stream ended without a done or error event"
-                    break
-                except asyncio.CancelledError:
-                    if not self.cancelled_by_abort:
-                        raise
-                    task = asyncio.current_task()
-                    if task is not None:
-                        task.uncancel()
-                    break
-                except Exception as exc:
-                    failure = failure_text(exc)
-                    break
-                finally:
-                    self.awaiting_stream = False
+            while (next_event is not None or next_now is not None) and not signal.aborted:
+                if next_now is not None:
+                    try:
+                        event = next_now()
+                    except StopIteration:
+                        failure = STREAM_ENDED_TEXT
+                        break
+                else:
+                    self.interruptible = task
+                    try:
+                        event = await next_event()
+                    except StopAsyncIteration:
+                        failure = STREAM_ENDED_TEXT
+                        break
+                    except asyncio.CancelledError:
+                        if not self.cancelled_by_abort:
+                            raise
+                        if task is not None:
+                            task.uncancel()
+                        break
+                    except BaseException as exc:
+                        failure = self.failed(exc)
+                        break
+                    finally:
+                        self.interruptible = None
+                        self.cancelled_by_abort = False
                 if signal.aborted:
                     break
+                problem = check_stream_item(event)
+                if problem is not None:
+                    failure = problem
+                    break
+                over = False
                 for out in feed(StreamEventReceived(effect.id, event, clock())):
                     if type(out) is Emit:
                         yield out.event
-                    else:
+                    else:  # the reply is over: the core asks for what comes next
                         pending.append(out)
-                if isinstance(event, (DoneEvent, ErrorEvent)):
+                        over = True
+                if over:
                     return
         finally:
-            self.stream_task = None
-            self.cancelled_by_abort = False
             aclose = getattr(source, "aclose", None)
             close = getattr(source, "close", None)
             try:
@@ -278,18 +395,19 @@ class _AsyncRun(Run):
     async def start_tool(self, effect: ExecuteTool) -> None:
         if self.ended:
             return
-        self.running.add(effect.id)
+        signal = self.tool_started(effect)
         instead = self.aborted_before_start(effect)
         if instead is not None:
             assert self.inbox is not None
             self.inbox.put_nowait(instead)
             return
         if self.runs_inline(effect):
-            await self.run_tool(effect, inline=True)  # its outcome is in the inbox when this returns
+            await self.run_tool(effect, signal, inline=True)  # its outcome is in the inbox when this returns
             return
-        task = asyncio.ensure_future(self.run_tool(effect))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task = asyncio.ensure_future(self.run_tool(effect, signal))
+        eid = effect.id
+        self.tasks[eid] = task
+        task.add_done_callback(lambda _: self.tasks.pop(eid, None))
 
     def runs_inline(self, effect: ExecuteTool) -> bool:
         """A lone ``async def`` call that cannot report progress is awaited in the run's task: a
@@ -297,7 +415,7 @@ class _AsyncRun(Run):
         tool = self.quiet_lone_tool(effect)
         return tool is not None and inspect.iscoroutinefunction(tool.execute)
 
-    async def run_tool(self, effect: ExecuteTool, inline: bool = False) -> None:
+    async def run_tool(self, effect: ExecuteTool, signal: AbortSignal, inline: bool = False) -> None:
         """In its own task (or inline): run the tool, post its updates and outcome to the inbox.
 
         Inline, a cancellation is the caller's (``wait_for``, a task group...) and propagates."""
@@ -321,7 +439,7 @@ class _AsyncRun(Run):
 
         try:
             tool = tool_call(effect, self.registry)
-            args = (effect.tool_call.id, thaw(effect.args), self.signal, on_update)
+            args = (effect.tool_call.id, thaw(effect.args), signal, on_update)
             scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
             with ExitStack() as stack:
                 for scope in scopes:
@@ -333,10 +451,13 @@ class _AsyncRun(Run):
                 raise
             outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
         except BaseException as exc:
-            outcome = ToolFailed(eid, failure_text(exc), clock())
+            outcome = ToolFailed(eid, self.failed(exc), clock())
         open_ = False
         inbox.put_nowait(outcome)
 
+
+async def _identity_await(value: Any) -> Any:
+    return await value
 
 
 class AgentEventStream(AsyncIterator[AgentEvent]):
@@ -365,6 +486,11 @@ class AgentEventStream(AsyncIterator[AgentEvent]):
     def state(self) -> Any:
         return self._run.driver.state
 
+    @property
+    def signal(self) -> AbortSignal:
+        """The run's signal (what hooks and tools are given)."""
+        return self._run.signal
+
 
 def agent_loop(
     prompts: str | AgentMessage | Sequence[AgentMessage],
@@ -377,7 +503,8 @@ def agent_loop(
     clock: Callable[[], int] = now_ms,
 ) -> AgentEventStream:
     """Start a run with ``prompts``; ``async for`` over the result for its events."""
-    first = Started(_prompts(prompts, clock), clock())
+    check_run_arguments(context, config, signal, stream_fn, "agent_loop")
+    first = Started(prompt_messages(prompts, clock), clock())
     return AgentEventStream(_AsyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
 
 
@@ -391,13 +518,16 @@ def agent_loop_continue(
     clock: Callable[[], int] = now_ms,
 ) -> AgentEventStream:
     """Continue from ``context``; raises ``ValueError`` at once when it cannot be continued."""
+    check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
     return AgentEventStream(_AsyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
 
 
-async def _drain(stream: AgentEventStream, emit: Callable[[AgentEvent], Any]) -> list[AgentMessage]:
+async def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:
+    signal = stream.signal
     async for event in stream:
         try:
-            outcome = emit(event)
+            args, kwargs = with_signal(emit, (event,), signal)
+            outcome = emit(*args, **kwargs)
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception:

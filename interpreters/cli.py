@@ -856,10 +856,6 @@ def _cmd_state(args: argparse.Namespace) -> int:
     print(f"context: {len(run.messages)} messages ({len(run.new_messages)} added by this run)")
     for i, m in enumerate(run.messages):
         print(f"  [{i}] {_brief(m)}")
-    if run.pending:
-        print(f"pending (delivered next turn): {len(run.pending)}")
-        for m in run.pending:
-            print(f"  {_brief(m)}")
     if run.aborted:
         print("the run was aborted")
     if found is None:

@@ -11,16 +11,20 @@ and asyncio interpreters differ only in how they call things and wait for answer
 - :func:`tool_call` does the same for ``ExecuteTool``; :func:`stream_options` builds the options
   of a model call.
 - :func:`failure_text` turns an exception into the text the model or the user will see.
+- :func:`with_signal` passes the run's signal to the callables that take one;
+  :func:`prompt_messages` and :func:`polled_messages` check what users hand the loop.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from collections import deque
-from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeAlias
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal, Protocol, TypeAlias
 
 from pyrsistent import PVector, pvector
 
@@ -63,9 +67,18 @@ from agentcore import (
     ToolFailed,
     ToolFinished,
     ToolSpec,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallDeltaEvent,
+    ToolTimedOut,
     ToolUpdated,
     TransformContext,
+    UserMessage,
+    awaits,
+    stream_event_problem,
     thaw,
+    PartialAssistantMessage,
+    AssistantMessage,
 )
 from agentcore.machine import Rejection, transition
 
@@ -78,13 +91,22 @@ __all__ = [
     "Journal",
     "Journals",
     "Run",
+    "FATAL",
+    "NO_STREAM_FN",
+    "check_run_arguments",
+    "check_stream_item",
+    "deliver",
+    "is_message",
     "observers",
     "tool_scopes",
     "failure_text",
     "hook_call",
     "now_ms",
+    "polled_messages",
+    "prompt_messages",
     "stream_options",
     "tool_registry",
+    "with_signal",
 ]
 
 _log = logging.getLogger("agentcore")
@@ -156,9 +178,21 @@ class Driver:
         return effects
 
 
+@dataclass(slots=True)
+class _Deadline:
+    """A running tool call with a time limit: when it expires and the signal it was given."""
+
+    at: float
+    ms: int
+    signal: AbortSignal
+    unlink: Callable[[], None]
+
+
 class Run:
     """What the sync and asyncio runners share: the driver, the effects still to carry out, and
-    feeding (an abort that fired is always fed before the next input)."""
+    feeding (an abort that fired is always fed before the next input), which answers still
+    count, the tools' deadlines, and the one failure of user code that must stop the run and
+    reach the caller (``KeyboardInterrupt``, ``SystemExit``)."""
 
     def __init__(
         self,
@@ -192,14 +226,20 @@ class Run:
         self.first = first
         self.pending: deque[Effect] = deque(outstanding)
         self.running: set[int] = set()
+        self.deadlines: dict[int, _Deadline] = {}
         self.abort_fed = False
         self.abort_deadline = 0.0
         self.finished = False
+        self.fatal: BaseException | None = None
         self.messages: tuple[AgentMessage, ...] = ()
 
     abort_grace: float = 5.0
     """Seconds a running tool has, after an abort, to return before the run stops waiting for it
     (its result is then ``Operation aborted`` and a late answer is ignored)."""
+
+    hook_grace: float = 0.02
+    """Seconds a hook still running at an abort has to answer before the run stops waiting for
+    it: an answer given as the abort lands (a queue hook handing over messages) is kept."""
 
     def default_stream_fn(self) -> Any:
         """The stream function used when none is given (the HTTP providers)."""
@@ -211,6 +251,9 @@ class Run:
         self.unlink()
         if not self.finished:
             self.signal.abort("the run was closed before its end")
+        for deadline in self.deadlines.values():
+            deadline.unlink()
+        self.deadlines.clear()
         for journal in self.driver.journals:
             flush = getattr(journal, "flush", None)
             if flush is not None:
@@ -236,28 +279,96 @@ class Run:
         self.abort_deadline = time.monotonic() + self.abort_grace
         self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
 
-    def accept(self, item: Any) -> bool:
-        """Whether an answer from a tool still counts (it was not given up on)."""
-        if isinstance(item, (ToolFinished, ToolFailed)):
-            if item.id not in self.running:
-                return False
-            self.running.discard(item.id)
-        elif isinstance(item, ToolUpdated) and item.id not in self.running:
-            return False  # progress reported after the tool returned
-        return True
+    def end(self, effect: Any) -> None:
+        """The core ended the run (``RunEnded``); a fatal failure of user code now reaches the
+        caller, after the run's last event."""
+        self.finished = True
+        self.messages = effect.messages
 
-    def grace_left(self) -> float | None:
-        """Seconds left to wait for running tools after an abort (``None``: no limit now)."""
-        if not self.abort_fed or not self.running:
-            return None
-        return max(0.0, self.abort_deadline - time.monotonic())
+    def raise_fatal(self) -> None:
+        if self.fatal is not None:
+            fatal, self.fatal = self.fatal, None
+            raise fatal
+
+    def stop_for(self, exc: BaseException) -> None:
+        """User code raised ``KeyboardInterrupt`` or ``SystemExit``: abort the run; the
+        exception is raised to the caller once the run has ended (with ``agent_end``)."""
+        if self.fatal is None:
+            self.fatal = exc
+        self.signal.abort(f"{type(exc).__name__} in user code")
+
+    def accept(self, item: Any) -> bool:
+        """Whether an answer still counts: the core waits for it (not a hook the abort left
+        behind, not a tool given up on or past its deadline)."""
+        id_ = item.id
+        if isinstance(item, (ToolFinished, ToolFailed)):
+            if id_ not in self.running:
+                return False
+            self.running.discard(id_)
+            deadline = self.deadlines.pop(id_, None)
+            if deadline is not None:
+                deadline.unlink()
+        elif isinstance(item, ToolUpdated):
+            return id_ in self.running  # not progress reported after the tool returned
+        return awaits(self.driver.state, id_)
+
+    # -- waiting: the abort's grace period and the tools' deadlines
+
+    def wait_limit(self) -> float | None:
+        """Seconds the runner may wait for the next answer before :meth:`waited_too_long` has
+        work to do (``None``: no limit)."""
+        now = time.monotonic()
+        limit: float | None = None
+        if self.abort_fed and self.running:
+            limit = self.abort_deadline - now
+        if self.deadlines:
+            first = min(d.at for d in self.deadlines.values()) - now
+            limit = first if limit is None else min(limit, first)
+        return None if limit is None else max(0.0, limit)
+
+    def waited_too_long(self) -> list[int]:
+        """The wait ran out: tools past their deadline time out (their ids are returned); after
+        the abort's grace period, the tools still running are given up on."""
+        now = time.monotonic()
+        expired = sorted(i for i, d in self.deadlines.items() if d.at <= now)
+        for id_ in expired:
+            deadline = self.deadlines.pop(id_)
+            deadline.unlink()
+            deadline.signal.abort(f"the tool timed out after {deadline.ms} ms")
+            self.running.discard(id_)
+            self.feed(ToolTimedOut(id_, deadline.ms, self.clock()))
+        if self.abort_fed and self.running and self.abort_deadline <= now:
+            self.give_up_on_tools()
+        return expired
 
     def give_up_on_tools(self) -> None:
         """The abort's grace period is over: the tools still running get an aborted result."""
         text = f"{ABORTED_TEXT} (the tool did not stop within {self.abort_grace:g} s of the abort)"
         for id_ in sorted(self.running):
             self.running.discard(id_)
+            deadline = self.deadlines.pop(id_, None)
+            if deadline is not None:
+                deadline.unlink()
             self.feed(ToolFailed(id_, text, self.clock()))
+
+    # -- tools
+
+    def timeout_of(self, tool: AgentTool | None) -> int | None:
+        """The time limit of one call of ``tool`` in ms (``None``: no limit)."""
+        ms = tool.timeout_ms if tool is not None and tool.timeout_ms is not None else self.config.tool_timeout_ms
+        return ms or None
+
+    def tool_started(self, effect: ExecuteTool) -> AbortSignal:
+        """Book a tool call as running; the signal to give it (its own, when it has a deadline)."""
+        self.running.add(effect.id)
+        ms = self.timeout_of(self.registry.get(effect.tool_call.name))
+        if ms is None:
+            return self.signal
+        own = AbortSignal()
+        run_signal = self.signal
+        unlink = run_signal.add_callback(lambda: own.abort(run_signal.reason))
+        self.deadlines[effect.id] = _Deadline(time.monotonic() + ms / 1000, ms, own, unlink)
+        return own
 
     def aborted_before_start(self, effect: ExecuteTool) -> Input | None:
         """If the signal fired before a tool could start, the answer to give instead of running it."""
@@ -267,13 +378,14 @@ class Run:
         return ToolFailed(effect.id, ABORTED_TEXT, self.clock())
 
     def quiet_lone_tool(self, effect: ExecuteTool) -> AgentTool | None:
-        """The tool of ``effect`` when it is the only call running and cannot report progress
-        (runners may then run it without a hand-off to a thread or task)."""
+        """The tool of ``effect`` when it is the only call running, cannot report progress and
+        has no time limit (runners may then run it without a hand-off to a thread or task)."""
         tool = self.registry.get(effect.tool_call.name)
         if (
             tool is None
             or getattr(tool.execute, "reports_progress", True) is not False
             or len(self.running) != 1
+            or effect.id in self.deadlines
             or any(isinstance(e, ExecuteTool) for e in self.pending)
         ):
             return None
@@ -287,8 +399,17 @@ def _nothing() -> None:
     return None
 
 
+FATAL: Final = (KeyboardInterrupt, SystemExit)
+"""Exceptions of user code that stop the run (which still ends with ``agent_end``) and are then
+raised to the caller; every other exception becomes an error result or a failed reply."""
+
+
 def failure_text(exc: BaseException) -> str:
-    """The message of an exception, or its type name when it has none."""
+    """The message of an exception, or its type name when it has none.
+
+    >>> failure_text(ValueError("bad")), failure_text(StopIteration())
+    ('bad', 'StopIteration')
+    """
     text = str(exc)
     return text if text else type(exc).__name__
 
@@ -302,26 +423,165 @@ def tool_registry(tools: Sequence[AgentTool | ToolSpec]) -> dict[str, AgentTool]
     return registry
 
 
+# --------------------------------------------------------------------------- the signal
+
+SignalPlace: TypeAlias = Literal["", "positional", "keyword"]
+_signal_places: weakref.WeakKeyDictionary[Any, dict[int, SignalPlace]] = weakref.WeakKeyDictionary()
+
+
+def _signal_place(fn: Any, own: int) -> SignalPlace:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no signature (some builtins): called as before
+        return ""
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > own and (positional[own].name == "signal" or positional[own].default is inspect.Parameter.empty):
+        return "positional"
+    if any(p.name == "signal" and p.kind is p.KEYWORD_ONLY for p in params):
+        return "keyword"
+    return ""
+
+
+def signal_place(fn: Any, own: int) -> SignalPlace:
+    """Where ``fn``, called with ``own`` arguments of its own, takes the run's signal: as the
+    next positional argument (a parameter there named ``signal`` or without a default), as
+    the keyword ``signal``, or not at all (``""``). Cached per callable.
+
+    >>> signal_place(lambda event, signal: None, 1), signal_place(lambda event: None, 1)
+    ('positional', '')
+    >>> signal_place(lambda *, signal=None: None, 0), signal_place(print, 1)
+    ('keyword', '')
+    """
+    target = getattr(fn, "__func__", None)  # a bound method: cache on its function
+    if target is not None:
+        own += 1
+    else:
+        target = fn
+    try:
+        places = _signal_places.get(target)
+    except TypeError:  # not weakly referenceable
+        return _signal_place(target, own)
+    if places is None:
+        places = {}
+        try:
+            _signal_places[target] = places
+        except TypeError:
+            return _signal_place(target, own)
+    place = places.get(own)
+    if place is None:
+        place = places[own] = _signal_place(target, own)
+    return place
+
+
+def with_signal(fn: Any, args: tuple[Any, ...], signal: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``(args, kwargs)`` to call ``fn`` with: ``args``, plus ``signal`` where ``fn`` takes it."""
+    place = signal_place(fn, len(args))
+    if place == "positional":
+        return (*args, signal), {}
+    if place == "keyword":
+        return args, {"signal": signal}
+    return args, {}
+
+
+# --------------------------------------------------------------------------- what users hand in
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:120] + "..."
+
+
+def is_message(value: Any) -> bool:
+    """A message the loop can carry: a record with a ``role`` string (the library's message
+    types or an application's own), not a plain mapping."""
+    return not isinstance(value, (Mapping, str, bytes, type)) and isinstance(getattr(value, "role", None), str)
+
+
+_MESSAGE_HINT: Final = ("a message (UserMessage, AssistantMessage, ToolResultMessage, ... or an "
+                        "application's own record with a role)")
+
+
+def prompt_messages(prompts: Any, clock: Callable[[], int], where: str = "agent_loop() argument 'prompts'"
+                    ) -> tuple[AgentMessage, ...]:
+    """The prompt of a run: a ``str`` (one user message), one message, or a list or tuple of
+    messages. Anything else is a ``TypeError`` naming what was given and what is accepted.
+
+    >>> prompt_messages("hi", lambda: 5)
+    (UserMessage(content='hi', timestamp=5),)
+    >>> prompt_messages({"role": "user", "content": "hi"}, lambda: 0)
+    Traceback (most recent call last):
+    ...
+    TypeError: agent_loop() argument 'prompts' must be a str, a message or a list of messages, not a dict ({'role': 'user', 'content': 'hi'}); build the message instead, e.g. UserMessage("hi")
+    """
+    if isinstance(prompts, str):
+        return (UserMessage(prompts, timestamp=clock()),)
+    if is_message(prompts):
+        return (prompts,)
+    if isinstance(prompts, (list, tuple)):
+        for i, item in enumerate(prompts):
+            if not is_message(item):
+                raise TypeError(
+                    f"{where}[{i}] must be {_MESSAGE_HINT}, not a {type(item).__name__} ({_shown(item)})"
+                    + ("; pass one str, or UserMessage(...) items" if isinstance(item, str) else "")
+                )
+        return tuple(prompts)
+    hint = '; build the message instead, e.g. UserMessage("hi")' if isinstance(prompts, Mapping) else ""
+    raise TypeError(f"{where} must be a str, a message or a list of messages, "
+                    f"not a {type(prompts).__name__} ({_shown(prompts)}){hint}")
+
+
+def polled_messages(hook: str, value: Any) -> tuple[Any, ...]:
+    """What a queue hook returned, as messages: ``None`` or a list or tuple of messages."""
+    if value is None:
+        return ()
+    if is_message(value):
+        raise TypeError(f"{hook} returned a single {type(value).__name__}; expected a list of messages")
+    if not isinstance(value, (list, tuple)) and (isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__")):
+        raise TypeError(f"{hook} returned a {type(value).__name__} ({_shown(value)}); expected a list of messages")
+    items = tuple(value)
+    for i, item in enumerate(items):
+        if not is_message(item):
+            raise TypeError(f"{hook} returned a list whose item {i} is a {type(item).__name__} "
+                            f"({_shown(item)}); expected {_MESSAGE_HINT}")
+    return items
+
+
+def check_run_arguments(context: Any, config: Any, signal: Any, stream_fn: Any, fn: str) -> None:
+    """The loop's other arguments have the right types (``TypeError`` naming the one that does not)."""
+    if not isinstance(context, AgentContext):
+        raise TypeError(f"{fn}() argument 'context' must be an AgentContext, not a {type(context).__name__}")
+    if not isinstance(config, AgentLoopConfig):
+        raise TypeError(f"{fn}() argument 'config' must be an AgentLoopConfig, not a {type(config).__name__}")
+    if signal is not None and not (hasattr(signal, "aborted") and hasattr(signal, "add_callback")):
+        raise TypeError(f"{fn}() argument 'signal' must be an AbortSignal or None, not a {type(signal).__name__}")
+    if stream_fn is not None and not callable(stream_fn):
+        raise TypeError(f"{fn}() argument 'stream_fn' must be callable or None, not a {type(stream_fn).__name__}")
+
+
+# --------------------------------------------------------------------------- hooks
+
+
 @dataclass(frozen=True, slots=True)
 class HookCall:
-    """How to carry out one hook effect: call ``fn(*args)`` and wrap the value with ``answer``."""
+    """How to carry out one hook effect: call ``fn(*args, **kwargs)`` and wrap the value with
+    ``answer``."""
 
     name: str
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     answer: Callable[[Any, int], Input]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def call(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
 
 
-def _messages(value: Any) -> tuple[Any, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"expected a list of messages, got {type(value).__name__}")
-    return tuple(value)
-
-
-def _history(value: Any) -> PVector[Any]:
-    return value if isinstance(value, PVector) else pvector(_messages(value))
+def _history(hook: str, value: Any) -> PVector[Any]:
+    if isinstance(value, PVector):
+        return value
+    if value is None or isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{hook} returned a {type(value).__name__}; expected a list of messages")
+    return pvector(value)
 
 
 def _expect(kind: type, name: str) -> Callable[[Any], Any]:
@@ -339,44 +599,49 @@ def _user_context(ctx: AgentContext, registry: dict[str, AgentTool]) -> AgentCon
     return AgentContext(ctx.system_prompt, ctx.messages, tools)
 
 
+def _hook(name: str, fn: Any, args: tuple[Any, ...], answer: Callable[[Any, int], Input], signal: Any) -> HookCall:
+    args, kwargs = with_signal(fn, args, signal)
+    return HookCall(name, fn, args, answer, kwargs)
+
+
 def hook_call(
     effect: Effect, config: AgentLoopConfig, registry: dict[str, AgentTool], signal: Any
 ) -> HookCall:
     """The call that carries out a hook effect (everything but model calls and tool runs)."""
     if isinstance(effect, PollSteering):
         eid = effect.id
-        return HookCall("get_steering_messages", config.get_steering_messages,  # type: ignore[arg-type]
-                        (), lambda v, at: SteeringPolled(eid, _messages(v), at))
+        return _hook("get_steering_messages", config.get_steering_messages, (),
+                     lambda v, at: SteeringPolled(eid, polled_messages("get_steering_messages", v), at), signal)
     if isinstance(effect, PollFollowUps):
         eid = effect.id
-        return HookCall("get_follow_up_messages", config.get_follow_up_messages,  # type: ignore[arg-type]
-                        (), lambda v, at: FollowUpsPolled(eid, _messages(v), at))
+        return _hook("get_follow_up_messages", config.get_follow_up_messages, (),
+                     lambda v, at: FollowUpsPolled(eid, polled_messages("get_follow_up_messages", v), at), signal)
     if isinstance(effect, TransformContext):
         eid = effect.id
-        return HookCall("transform_context", config.transform_context,  # type: ignore[arg-type]
-                        (effect.messages, signal), lambda v, at: ContextTransformed(eid, _history(v), at))
+        return _hook("transform_context", config.transform_context, (effect.messages,),
+                     lambda v, at: ContextTransformed(eid, _history("transform_context", v), at), signal)
     if isinstance(effect, ConvertToLlm):
         eid = effect.id
-        return HookCall("convert_to_llm", config.convert_to_llm,  # type: ignore[arg-type]
-                        (effect.messages,), lambda v, at: ContextConverted(eid, _history(v), at))
+        return _hook("convert_to_llm", config.convert_to_llm, (effect.messages,),
+                     lambda v, at: ContextConverted(eid, _history("convert_to_llm", v), at), signal)
     if isinstance(effect, PrepareArguments):
         eid = effect.id
         tool = registry.get(effect.tool_call.name)
         fn = tool.prepare_arguments if tool is not None and tool.prepare_arguments else _identity
-        return HookCall("prepare_arguments", fn, (thaw(effect.tool_call.arguments),),
-                        lambda v, at: ArgumentsPrepared(eid, v, at))
+        return _hook("prepare_arguments", fn, (thaw(effect.tool_call.arguments),),
+                     lambda v, at: ArgumentsPrepared(eid, v, at), signal)
     if isinstance(effect, BeforeToolCall):
         eid = effect.id
         ctx = replace(effect.context, context=_user_context(effect.context.context, registry))
         check_before = _expect(BeforeToolCallResult, "before_tool_call")
-        return HookCall("before_tool_call", config.before_tool_call,  # type: ignore[arg-type]
-                        (ctx, signal), lambda v, at: BeforeToolCallDecided(eid, check_before(v), at))
+        return _hook("before_tool_call", config.before_tool_call, (ctx,),
+                     lambda v, at: BeforeToolCallDecided(eid, check_before(v), at), signal)
     if isinstance(effect, AfterToolCall):
         eid = effect.id
         actx = replace(effect.context, context=_user_context(effect.context.context, registry))
         check_after = _expect(AfterToolCallResult, "after_tool_call")
-        return HookCall("after_tool_call", config.after_tool_call,  # type: ignore[arg-type]
-                        (actx, signal), lambda v, at: AfterToolCallDecided(eid, check_after(v), at))
+        return _hook("after_tool_call", config.after_tool_call, (actx,),
+                     lambda v, at: AfterToolCallDecided(eid, check_after(v), at), signal)
     if isinstance(effect, PrepareNextTurn):
         eid = effect.id
         pctx = replace(effect.context, context=_user_context(effect.context.context, registry))
@@ -389,13 +654,12 @@ def hook_call(
                 registry.update(tool_registry(nxt.context.tools))
             return NextTurnPrepared(eid, nxt, at)
 
-        return HookCall("prepare_next_turn", config.prepare_next_turn,  # type: ignore[arg-type]
-                        (pctx,), next_turn)
+        return _hook("prepare_next_turn", config.prepare_next_turn, (pctx,), next_turn, signal)
     if isinstance(effect, ShouldStopAfterTurn):
         eid = effect.id
         sctx = replace(effect.context, context=_user_context(effect.context.context, registry))
-        return HookCall("should_stop_after_turn", config.should_stop_after_turn,  # type: ignore[arg-type]
-                        (sctx,), lambda v, at: StopAfterTurnDecided(eid, bool(v), at))
+        return _hook("should_stop_after_turn", config.should_stop_after_turn, (sctx,),
+                     lambda v, at: StopAfterTurnDecided(eid, bool(v), at), signal)
     raise TypeError(f"{type(effect).__name__} is not a hook effect")
 
 
@@ -444,11 +708,31 @@ def llm_context(effect: CallLlm) -> LlmContext:
     return LlmContext(effect.system_prompt, effect.messages, effect.tools)
 
 
-def deliver(listeners: Sequence[Callable[[Any], Any]], event: Any) -> None:
-    """Give ``event`` to each listener. A listener that raises is logged and stays subscribed;
-    the run and the other listeners go on."""
+_DELTA_TYPES: Final = frozenset({TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent})
+_PARTIAL_TYPES: Final = frozenset({PartialAssistantMessage, AssistantMessage})
+
+
+def check_stream_item(event: Any) -> str | None:
+    """What is wrong with an item a stream function yielded (``None``: feed it). Only real
+    stream events reach the core, so a transcript can always hold them; the common case, a
+    delta carrying its partial, costs two lookups."""
+    if type(event) in _DELTA_TYPES and type(event.partial) in _PARTIAL_TYPES:
+        return None
+    return stream_event_problem(event)
+
+
+NO_STREAM_FN: Final = (
+    "No stream_fn was given and no HTTP provider is available for api {api!r}. Pass stream_fn "
+    "(for example interpreters.ScriptedModel) or use a model from agentcore.providers."
+)
+
+
+def deliver(listeners: Sequence[Callable[..., Any]], event: Any, signal: Any = None) -> None:
+    """Give ``event`` to each listener (with the run's ``signal`` when it takes one). A listener
+    that raises is logged and stays subscribed; the run and the other listeners go on."""
     for listener in listeners:
         try:
-            listener(event)
+            args, kwargs = with_signal(listener, (event,), signal)
+            listener(*args, **kwargs)
         except Exception:
             _log.exception("listener %r raised on %s; the run goes on", listener, event.type)

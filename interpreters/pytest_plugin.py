@@ -131,7 +131,7 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
     from agentcore import Started, initial_state
     from agentcore.codec import to_json
 
-    from .sync import _prompts
+    from .driver import prompt_messages
     from .transcript import _DUMPS, _known_secrets, _scrub_json, read_transcript
 
     secrets = _known_secrets(config, ())
@@ -148,7 +148,7 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
         return f"the context or config changed since it was recorded ({', '.join(fields) or 'state'})"
     first = recorded.entries[0].input if recorded.entries else None
     if isinstance(first, Started):
-        mine = as_recorded(list(_prompts(prompts, lambda: 0)))
+        mine = as_recorded(list(prompt_messages(prompts, lambda: 0)))
         if mine != _without_timestamps(to_json(list(first.prompts))):
             return "the prompt changed since it was recorded"
     return None

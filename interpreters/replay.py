@@ -60,6 +60,7 @@ from agentcore import (
     step,
 )
 from agentcore.codec import to_json
+from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
@@ -308,8 +309,13 @@ def _step_recorded(state: LoopState, entry: Entry) -> StepResult:
     """``step`` over a recorded input. The reader checks each line's shape, not every field's
     type; an input damaged inside (a record turned into a plain mapping) that the core cannot
     take is a damaged transcript, named by its line."""
+    inp = entry.input
+    if type(inp) is StreamEventReceived:
+        problem = stream_event_problem(inp.event)  # the recorder only writes real stream events
+        if problem is not None:
+            raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged ({problem})")
     try:
-        return step(state, entry.input)
+        return step(state, inp)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged "
                               f"({type(exc).__name__}: {exc})") from None

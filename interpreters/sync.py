@@ -1,18 +1,23 @@
-"""The sync interpreter: runs the loop in the caller's thread, tools on a thread pool.
+"""The sync interpreter: runs the loop in the caller's thread, tools and hooks on worker threads.
 
 The run is a generator of agent events. It feeds the core, carries out each effect in order and,
 when the core waits for tools, blocks on one inbox that every tool thread (results, progress
 updates) and the abort signal write to. Inputs therefore reach the core one at a time, in the
 order they happened, which is exactly what a transcript records.
 
-- Hooks run inline, in the caller's thread (an ``async def`` hook is run to completion with
-  ``asyncio.run``).
+- Hooks (and ``get_api_key``) run on a worker thread while the caller's thread waits for their
+  answer or the abort, whichever comes first: an abort ends a run that waits on a hook at once,
+  and the hook's late answer is dropped. An ``async def`` hook is run with ``asyncio.run``.
 - The stream function is iterated inline; between two events the signal is checked, so an abort
-  cuts the reply at once (the core closes the message as ``aborted``).
+  cuts the reply at once (the core closes the message as ``aborted``). An ``async def`` stream
+  function is refused with a pointer to :mod:`interpreters.aio`.
 - Tool calls run on a process-wide pool of worker threads, so progress updates arrive while they
   run and parallel batches really run in parallel; a lone call to a tool that cannot report
-  progress runs inline (a thread hand-off would only add latency). After an abort, running tools
+  progress and has no time limit runs inline (a thread hand-off would only add latency). A call
+  with a time limit gets its own signal, aborted at the deadline. After an abort, running tools
   have ``abort_grace`` seconds to return before the run stops waiting for them.
+- ``KeyboardInterrupt`` or ``SystemExit`` from user code (or Ctrl-C while the run waits) aborts
+  the run; the exception is raised to the caller after ``agent_end``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, Final
 
 from agentcore import (
     AgentContext,
@@ -34,10 +39,8 @@ from agentcore import (
     CallLlm,
     CancelLlm,
     Continued,
-    DoneEvent,
     Effect,
     Emit,
-    ErrorEvent,
     ExecuteTool,
     HookFailed,
     Input,
@@ -48,23 +51,29 @@ from agentcore import (
     ToolFailed,
     ToolFinished,
     ToolUpdated,
-    UserMessage,
     initial_state,
     thaw,
 )
+from agentcore.texts import STREAM_ENDED_TEXT
 
 from .driver import (
-    Run,
+    FATAL,
+    NO_STREAM_FN,
     Journals,
+    Run,
+    check_run_arguments,
+    check_stream_item,
     deliver,
     failure_text,
     hook_call,
     llm_context,
     now_ms,
+    prompt_messages,
     stream_options,
     tool_call,
     tool_result,
     tool_scopes,
+    with_signal,
 )
 from .signal import AbortSignal
 
@@ -82,9 +91,10 @@ StreamFn = Callable[..., Iterable[Any]]
 
 _log = logging.getLogger("agentcore")
 _WAKE = object()
-_NO_STREAM_FN = (
-    "No stream_fn was given and no HTTP provider is available for api {api!r}. Pass stream_fn "
-    "(for example interpreters.ScriptedModel) or use a model from agentcore.providers."
+ASYNC_STREAM_FN: Final = (
+    "stream_fn returned {what}: it is an async stream function, which the sync interpreter cannot "
+    "iterate. Run it with interpreters.aio.agent_loop (or interpreters.Agent), or give a stream "
+    "function that returns an iterable of stream events."
 )
 
 
@@ -107,9 +117,9 @@ def default_stream_fn() -> StreamFn | None:
 
 
 class _ToolThreads:
-    """The process-wide worker threads tool calls run on: created on demand, reused when idle,
-    kept warm between runs. Daemon threads, so a tool that never returns cannot keep the process
-    from exiting."""
+    """The process-wide worker threads tools and hooks run on: created on demand, reused when
+    idle, kept warm between runs. Daemon threads, so a tool that never returns cannot keep the
+    process from exiting."""
 
     def __init__(self) -> None:
         self.jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
@@ -130,13 +140,23 @@ class _ToolThreads:
             fn, args = self.jobs.get()
             try:
                 fn(*args)
-            except BaseException:  # run_tool reports every failure itself; this is a last resort
+            except BaseException:  # jobs report every failure themselves; this is a last resort
                 _log.exception("tool thread job %r failed", fn)
             with self.lock:
                 self.idle += 1
 
 
 _tool_threads = _ToolThreads()
+
+
+class _Returned:
+    """What a call on a worker thread gave: its value, or the exception it raised."""
+
+    __slots__ = ("value", "error")
+
+    def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value = value
+        self.error = error
 
 
 class _SyncRun(Run):
@@ -160,19 +180,18 @@ class _SyncRun(Run):
                     self.wait_for_answer()
                     continue
                 effect = pending.popleft()
-                if isinstance(effect, Emit):
-                    yield effect.event
-                elif isinstance(effect, CallLlm):
-                    yield from self.call_llm(effect)
-                elif isinstance(effect, ExecuteTool):
-                    self.start_tool(effect)
-                elif isinstance(effect, RunEnded):
-                    self.finished = True
-                    self.messages = effect.messages
-                elif isinstance(effect, CancelLlm):
-                    pass  # the stream was already left behind
-                else:
+                kind = type(effect)
+                if kind is Emit:
+                    yield effect.event  # type: ignore[union-attr]
+                elif kind is CallLlm:
+                    yield from self.call_llm(effect)  # type: ignore[arg-type]
+                elif kind is ExecuteTool:
+                    self.start_tool(effect)  # type: ignore[arg-type]
+                elif kind is RunEnded:
+                    self.end(effect)
+                elif kind is not CancelLlm:  # a stream the core left behind was already closed
                     self.call_hook(effect)
+            self.raise_fatal()
         finally:
             remove()
             self.close()
@@ -184,14 +203,55 @@ class _SyncRun(Run):
 
     def wait_for_answer(self) -> None:
         try:
-            item = self.next_answer(self.grace_left())
+            item = self.next_answer(self.wait_limit())
         except queue.Empty:
-            self.give_up_on_tools()
+            self.waited_too_long()
+            return
+        except FATAL as exc:  # Ctrl-C while the run waits: stop it, then let the interruption through
+            if self.fatal is not None:
+                raise
+            self.stop_for(exc)
             return
         if item is _WAKE:
             self.feed_abort()
         elif self.accept(item):
             self.feed(item)
+
+    def failed(self, exc: BaseException) -> str:
+        """The text of a failure of user code (a fatal one also stops the run)."""
+        if isinstance(exc, FATAL):
+            self.stop_for(exc)
+        return failure_text(exc)
+
+    def off_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> _Returned | None:
+        """Call ``fn`` on a worker thread and wait for it, or for the abort (``None``: the run was
+        aborted first; the call is left behind and what it returns is dropped)."""
+        if self.signal.aborted:
+            return None
+        box: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        def job() -> None:
+            try:
+                box.put(_Returned(_run_sync(fn(*args, **kwargs))))
+            except BaseException as exc:
+                box.put(_Returned(error=exc))
+
+        remove = self.signal.add_callback(lambda: box.put(_WAKE))
+        try:
+            _tool_threads.submit(job)
+            try:
+                item = box.get()
+            except FATAL as exc:  # Ctrl-C while waiting
+                self.stop_for(exc)
+                return None
+        finally:
+            remove()
+        if item is _WAKE:
+            try:
+                item = box.get(timeout=self.hook_grace)
+            except (queue.Empty, *FATAL):
+                return None
+        return None if item is _WAKE else item
 
     # -- effects
 
@@ -199,33 +259,53 @@ class _SyncRun(Run):
         if self.ended:
             return  # the run ended (an abort) before this hook could be called
         id_ = getattr(effect, "id")
+        call = hook_call(effect, self.config, self.registry, self.signal)
+        returned = self.off_thread(call.call)
+        if returned is None:
+            self.feed_abort()
+            return
         try:
-            call = hook_call(effect, self.config, self.registry, self.signal)
-            answer = call.answer(_run_sync(call.fn(*call.args)), self.clock())
-        except Exception as exc:
-            answer = HookFailed(id_, failure_text(exc), self.clock())
+            if returned.error is not None:
+                raise returned.error
+            answer = call.answer(returned.value, self.clock())
+        except BaseException as exc:
+            answer = HookFailed(id_, self.failed(exc), self.clock())
         self.feed(answer)
+
+    def api_key(self, effect: CallLlm) -> tuple[bool, str | None]:
+        """The key of a model call: ``get_api_key`` (on a worker thread) wins over ``api_key``.
+        ``(False, None)`` when the run was aborted meanwhile."""
+        key = self.config.api_key
+        get = self.config.get_api_key
+        if get is None:
+            return True, key
+        args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
+        returned = self.off_thread(get, *args, **kwargs)
+        if returned is None:
+            return False, None
+        if returned.error is not None:
+            raise returned.error
+        return True, returned.value or key
 
     def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
         signal = self.signal
-        if signal.aborted:
-            self.feed_abort()
-            return
         stream_fn = self.stream_fn
-        if stream_fn is None:
-            self.feed(StreamFailed(effect.id, _NO_STREAM_FN.format(api=effect.model.api), self.clock()))
+        if stream_fn is None and not signal.aborted:
+            self.feed(StreamFailed(effect.id, NO_STREAM_FN.format(api=effect.model.api), self.clock()))
             return
         iterator: Iterator[Any] | None = None
         failure: str | None = None
         try:
             try:
-                api_key = self.config.api_key
-                if self.config.get_api_key is not None:
-                    api_key = _run_sync(self.config.get_api_key(effect.model.provider)) or api_key
-                options = stream_options(effect, self.config, api_key, signal)
-                iterator = iter(stream_fn(effect.model, llm_context(effect), options))
-            except Exception as exc:
-                failure = failure_text(exc)
+                live, api_key = self.api_key(effect) if not signal.aborted else (False, None)
+                if live:
+                    assert stream_fn is not None
+                    options = stream_options(effect, self.config, api_key, signal)
+                    iterator = _sync_iterator(stream_fn(effect.model, llm_context(effect), options))
+            except _AsyncStreamFn as exc:
+                failure = str(exc)
+            except BaseException as exc:
+                failure = self.failed(exc)
             feed, clock, pending = self.driver.feed, self.clock, self.pending
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
@@ -233,19 +313,25 @@ class _SyncRun(Run):
                 try:
                     event = next(iterator)
                 except StopIteration:
-                    failure = "The stream ended without a done or error event"
+                    failure = STREAM_ENDED_TEXT
                     break
-                except Exception as exc:
-                    failure = failure_text(exc)
+                except BaseException as exc:
+                    failure = self.failed(exc)
                     break
                 if signal.aborted:
                     break
+                problem = check_stream_item(event)
+                if problem is not None:
+                    failure = problem
+                    break
+                over = False
                 for out in feed(StreamEventReceived(effect.id, event, clock())):
                     if type(out) is Emit:
                         yield out.event
-                    else:
+                    else:  # the reply is over: the core asks for what comes next
                         pending.append(out)
-                if isinstance(event, (DoneEvent, ErrorEvent)):
+                        over = True
+                if over:
                     return
         finally:
             close = getattr(iterator, "close", None)
@@ -262,15 +348,15 @@ class _SyncRun(Run):
     def start_tool(self, effect: ExecuteTool) -> None:
         if self.ended:
             return
-        self.running.add(effect.id)
+        signal = self.tool_started(effect)
         instead = self.aborted_before_start(effect)
         if instead is not None:
             self.inbox.put(instead)
             return
         if self.runs_inline(effect):
-            self.run_tool(effect)  # its outcome is in the inbox when this returns
+            self.run_tool(effect, signal)  # its outcome is in the inbox when this returns
             return
-        _tool_threads.submit(self.run_tool, effect)
+        _tool_threads.submit(self.run_tool, effect, signal)
 
     def runs_inline(self, effect: ExecuteTool) -> bool:
         """A lone sync call that cannot report progress runs in the caller's thread: a thread
@@ -278,7 +364,7 @@ class _SyncRun(Run):
         tool = self.quiet_lone_tool(effect)
         return tool is not None and not inspect.iscoroutinefunction(tool.execute)
 
-    def run_tool(self, effect: ExecuteTool) -> None:
+    def run_tool(self, effect: ExecuteTool, signal: AbortSignal) -> None:
         """In a worker thread (or inline): run the tool, post its updates and outcome to the inbox."""
         inbox, clock, eid = self.inbox, self.clock, effect.id
         open_ = True
@@ -293,13 +379,27 @@ class _SyncRun(Run):
             with ExitStack() as stack:
                 for scope in scopes:
                     stack.enter_context(scope)
-                value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), self.signal, on_update))
+                value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), signal, on_update))
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
         except BaseException as exc:  # a tool must never take the run down
-            outcome = ToolFailed(eid, failure_text(exc), clock())
+            outcome = ToolFailed(eid, self.failed(exc), clock())
         open_ = False
         inbox.put(outcome)
 
+
+class _AsyncStreamFn(TypeError):
+    """The stream function is an async one (refused by the sync interpreter)."""
+
+
+def _sync_iterator(source: Any) -> Iterator[Any]:
+    """The events of what a stream function returned, as a sync iterator."""
+    if inspect.isawaitable(source) or (hasattr(source, "__aiter__") and not hasattr(source, "__iter__")):
+        what = "a coroutine" if inspect.iscoroutine(source) else f"a {type(source).__name__} (an async iterable)"
+        close = getattr(source, "close", None)
+        if inspect.iscoroutine(source) and close is not None:
+            close()  # never awaited: no "coroutine was never awaited" warning
+        raise _AsyncStreamFn(ASYNC_STREAM_FN.format(what=what))
+    return iter(source)
 
 
 class AgentEventStream(Iterator[AgentEvent]):
@@ -330,13 +430,11 @@ class AgentEventStream(Iterator[AgentEvent]):
         """The core's current state (for debugging)."""
         return self._run.driver.state
 
-
-def _prompts(prompts: str | AgentMessage | Sequence[AgentMessage], clock: Callable[[], int]) -> tuple[AgentMessage, ...]:
-    if isinstance(prompts, str):
-        return (UserMessage(prompts, timestamp=clock()),)
-    if isinstance(prompts, (list, tuple)):
-        return tuple(prompts)
-    return (prompts,)
+    @property
+    def signal(self) -> AbortSignal:
+        """The run's signal (what hooks and tools are given): aborted after an abort, or when
+        the stream is closed before the run's end."""
+        return self._run.signal
 
 
 def agent_loop(
@@ -360,7 +458,8 @@ def agent_loop(
     >>> stream.result()[-1].text
     'Hello!'
     """
-    first = Started(_prompts(prompts, clock), clock())
+    check_run_arguments(context, config, signal, stream_fn, "agent_loop")
+    first = Started(prompt_messages(prompts, clock), clock())
     return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
 
 
@@ -377,13 +476,14 @@ def agent_loop_continue(
 
     Raises ``ValueError`` at once, before any event, when the context cannot be continued.
     """
+    check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
     return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
 
 
-def _drain(stream: AgentEventStream, emit: Callable[[AgentEvent], Any]) -> list[AgentMessage]:
-    listeners = (emit,)
+def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:
+    listeners, signal = (emit,), stream.signal
     for event in stream:
-        deliver(listeners, event)
+        deliver(listeners, event, signal)
     return stream.result()
 
 

@@ -169,6 +169,7 @@ def test_options_are_checked() -> None:
 def test_options_reach_the_stream_function() -> None:
     agent, model = make_agent(["ok"], session_id="session-abc", thinking_budgets={"low": 512},
                               temperature=0.25, max_tokens=99)
+    agent.set_model(Model(id="thinker", reasoning=True))
     agent.set_thinking_level("medium")
     run(agent.prompt("hello"))
     options = model.requests[0].options
@@ -177,6 +178,13 @@ def test_options_reach_the_stream_function() -> None:
     agent.session_id = "session-def"
     run(agent.prompt("again"))
     assert model.requests[1].options.session_id == "session-def"
+
+
+def test_a_model_that_does_not_reason_gets_no_thinking_level() -> None:
+    agent, model = make_agent(["ok"])
+    agent.set_thinking_level("high")  # MODEL does not reason
+    run(agent.prompt("hello"))
+    assert model.requests[0].options.thinking_level == "off"
 
 
 def test_subscribe_emits_nothing_and_setters_emit_nothing() -> None:

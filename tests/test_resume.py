@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from interpreters import ScriptedModel, run_agent_loop
+from interpreters import ScriptedModel, agent_loop, run_agent_loop
 from interpreters.replay import ReplayDivergence, aresume, fork, replay, resume
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 
@@ -193,28 +193,22 @@ def test_resume_refuses_a_transcript_the_code_no_longer_reproduces(tmp_path: Pat
     assert info.value.report.step == 8
 
 
-def stream_cut_after(n: int) -> Any:
-    """(stream_fn, reply) of a scripted reply whose first stream is cut after ``n`` events."""
-    scripted = ScriptedModel(["one two three four five six seven"] * 2, chunk_size=4)
-    calls = [0]
-
-    def stream_fn(model: Any, context: Any, options: Any) -> Any:
-        calls[0] += 1
-        for i, event in enumerate(scripted(model, context, options)):
-            if calls[0] == 1 and i == n:
-                raise KeyboardInterrupt  # the process "dies" here
-            yield event
-
-    return stream_fn
+def record_cut(path: Path, ctx: AgentContext, cfg: AgentLoopConfig, **recorder: Any) -> None:
+    """Record a run that stops mid-reply, as if the process died there: its event stream is
+    abandoned after the 8th event (nothing more is fed or recorded)."""
+    stream = agent_loop("go", ctx, cfg, stream_fn=ScriptedModel(["one two three four five six seven"], chunk_size=4),
+                        journal=TranscriptRecorder(path, ctx, cfg, **recorder))
+    for i, _ in enumerate(stream):
+        if i == 8:
+            break
+    stream.close()
 
 
 def test_resume_goes_on_with_the_config_model_not_its_redacted_copy(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     model = Model(id="m", headers={"Authorization": "Bearer abcdefgh12345678"})  # type: ignore[arg-type]
     ctx, cfg = AgentContext(), AgentLoopConfig(model=model)
-    with pytest.raises(KeyboardInterrupt):
-        run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=stream_cut_after(5),
-                       journal=TranscriptRecorder(path, ctx, cfg))
+    record_cut(path, ctx, cfg)
     assert "abcdefgh12345678" not in path.read_text()
     seen: list[Any] = []
     scripted = ScriptedModel(["one two three four five six seven"], chunk_size=4)
@@ -232,9 +226,7 @@ def test_resume_goes_on_with_the_config_model_not_its_redacted_copy(tmp_path: Pa
 def test_resuming_a_version_1_transcript_keeps_writing_version_1(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
-    with pytest.raises(KeyboardInterrupt):
-        run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=stream_cut_after(5),
-                       journal=TranscriptRecorder(path, ctx, cfg, flush="entry"))
+    record_cut(path, ctx, cfg, flush="entry")
     # The same prefix as a version-1 writer would have left it: one step line each.
     t = read_transcript(path)
     header = json.loads(path.read_text().splitlines()[0])

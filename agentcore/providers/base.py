@@ -11,6 +11,11 @@ folded, the bookkeeping of open content blocks, and the guarantees of the event 
 * exactly one final ``DoneEvent`` or ``ErrorEvent`` last, after which nothing more is emitted;
 * ``feed`` and ``finish`` never raise: malformed input, and even a bug in a decoder, become an
   ``ErrorEvent`` whose ``error_message`` says what went wrong.
+
+JSON from the network is parsed with :func:`load_json`: a payload nested more than
+:data:`MAX_PAYLOAD_DEPTH` levels deep is malformed (an error reply), so no payload can make the
+parser, or the code that walks what it returns, run out of stack. Tool-call arguments get the
+tighter ``MAX_JSON_DEPTH`` (100) when the call is closed: deeper ones are invalid arguments.
 """
 
 from __future__ import annotations
@@ -18,26 +23,53 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from ..frozen import JSON, thaw
+from ..frozen import JSON, MAX_JSON_DEPTH, thaw
 from ..llm import StreamOptions
 from ..messages import Model, StopReason, Usage
 from ..stream import (
     PartialAssistantMessage,
     StartEvent,
     StreamEvent,
+    too_deep_at,
 )
 from .cost import usage_with_cost
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = [
+    "MAX_PAYLOAD_DEPTH",
     "HttpRequest",
     "SSEStreamDecoder",
     "StreamDecoder",
     "format_http_error",
+    "load_json",
     "snippet",
 ]
+
+MAX_PAYLOAD_DEPTH: Final = MAX_JSON_DEPTH + 28
+"""The deepest nesting of arrays and objects accepted in one JSON payload of a response (128):
+room for tool arguments at their own limit inside any provider's envelope (Gemini's is 8 deep)."""
+
+
+def load_json(text: str, limit: int = MAX_PAYLOAD_DEPTH) -> Any:
+    """``json.loads`` for text received from a provider. Text nested more than ``limit`` levels
+    deep raises ``json.JSONDecodeError`` (a ``ValueError``) saying so, never ``RecursionError``.
+
+    >>> load_json('{"a": [1]}')
+    {'a': [1]}
+    >>> load_json('[' * 129)
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: nested more than 128 levels deep: line 1 column 129 (char 128)
+    """
+    at = too_deep_at(text, limit)
+    if at >= 0:
+        raise json.JSONDecodeError(f"nested more than {limit} levels deep", text, at)
+    try:
+        return json.loads(text)
+    except RecursionError:  # only when already called from a very deep stack
+        raise json.JSONDecodeError("nested too deeply for the stack left", text, 0) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +333,7 @@ class SSEStreamDecoder(StreamDecoder):
         if self._is_terminator(ev):
             return
         try:
-            payload = json.loads(data)
+            payload = load_json(data)
         except json.JSONDecodeError as exc:
             self._fail(f"Invalid JSON in {self.model.api} stream event "
                        f"{ev.event!r}: {exc.msg} at position {exc.pos}; data starts with "
@@ -363,7 +395,7 @@ def format_http_error(provider: str, status: int, headers: Any, body: bytes) -> 
     parsed: Any = None
     if text:
         try:
-            parsed = json.loads(text)
+            parsed = load_json(text)
         except ValueError:
             parsed = None
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], dict):

@@ -54,6 +54,7 @@ from .base import (
     as_str,
     format_http_error,
     join_url,
+    load_json,
     merge_headers,
     snippet,
 )
@@ -435,7 +436,7 @@ class GoogleDecoder(StreamDecoder):
     def _element(self, raw: str) -> None:
         self._elements += 1
         try:
-            payload = json.loads(raw)
+            payload = load_json(raw)
         except json.JSONDecodeError as exc:
             self._fail(f"Invalid JSON in Gemini stream: {exc.msg} at position {exc.pos}; "
                        f"data starts with {snippet(raw, 80)}")

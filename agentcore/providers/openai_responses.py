@@ -39,6 +39,7 @@ from ..messages import (
     Usage,
     UserMessage,
 )
+from ..stream import parse_arguments
 from .base import (
     HttpRequest,
     SSEStreamDecoder,
@@ -47,6 +48,7 @@ from .base import (
     as_str,
     format_http_error,
     join_url,
+    load_json,
     merge_headers,
 )
 
@@ -66,7 +68,7 @@ def _reasoning_item(block: ThinkingContent) -> dict[str, Any] | None:
     if not block.thinking_signature:
         return None
     try:
-        item = json.loads(block.thinking_signature)
+        item = load_json(block.thinking_signature)
     except ValueError:
         return None
     if isinstance(item, dict) and item.get("type") == "reasoning":
@@ -284,11 +286,12 @@ class OpenAIResponsesDecoder(SSEStreamDecoder):
             args_text = raw.get("arguments")
             args: Any = None
             if isinstance(args_text, str) and args_text.strip():
-                try:
-                    parsed = json.loads(args_text)
-                    args = parsed if isinstance(parsed, dict) else None
-                except ValueError:
-                    args = None
+                parsed, invalid = parse_arguments(args_text)
+                if invalid is None:
+                    args = parsed
+                elif not self.partial.block_text(item.index):
+                    # Nothing was streamed: close on this text, so the call reports it invalid.
+                    self._delta(item.index, args_text)
             self._close(item.index, arguments=args,
                         id=as_str(raw.get("call_id")) or item.call_id,
                         name=as_str(raw.get("name")) or item.name)

@@ -47,8 +47,7 @@ def test_the_exact_effects_of_a_tool_turn_with_every_hook() -> None:
         (BeforeToolCall, lambda e: BeforeToolCallDecided(e.id, None, 3)),
         (ExecuteTool, lambda e: ToolFinished(e.id, AgentToolResult((TextContent("ok"),)), 4)),
         (ShouldStopAfterTurn, lambda e: StopAfterTurnDecided(e.id, False, 5)),
-        (PollSteering, lambda e: SteeringPolled(e.id, (), 6)),   # after the turn
-        (PollSteering, lambda e: SteeringPolled(e.id, (), 7)),   # before the next turn starts
+        (PollSteering, lambda e: SteeringPolled(e.id, (), 6)),   # once after each turn, no more
         (CallLlm, lambda e: StreamEventReceived(e.id, final(reply("done")), 8)),
         (ShouldStopAfterTurn, lambda e: StopAfterTurnDecided(e.id, False, 9)),
         (PollSteering, lambda e: SteeringPolled(e.id, (), 10)),

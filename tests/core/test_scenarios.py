@@ -330,11 +330,19 @@ def test_follow_up_starts_a_new_turn_when_the_agent_would_stop() -> None:
 
 
 def test_prepare_next_turn_switches_model_and_thinking_level() -> None:
-    big = Model(id="big", api="test", provider="test")
+    big = Model(id="big", api="test", provider="test", reasoning=True)
     w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
                   hooks={"prepare_next_turn": lambda ctx: NextTurn(model=big, thinking_level="high")}),
             state(hooks=("prepare_next_turn",)))
     assert [(c.model.id, c.thinking_level) for c in w.llm_calls] == [("m", "off"), ("big", "high")]
+
+
+def test_a_model_that_does_not_reason_is_asked_with_thinking_off() -> None:
+    plain = Model(id="plain", api="test", provider="test")
+    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                  hooks={"prepare_next_turn": lambda ctx: NextTurn(model=plain, thinking_level="high")}),
+            state(hooks=("prepare_next_turn",)))
+    assert [(c.model.id, c.thinking_level) for c in w.llm_calls] == [("m", "off"), ("plain", "off")]
 
 
 def test_prepare_next_turn_replaces_context() -> None:

@@ -1,0 +1,124 @@
+"""Every text the core writes into a conversation or an error: one place to read and change them.
+
+Tool results the core makes up (a call it did not run), the error message of a reply the core
+had to end itself, and what it says about a stream function that broke the stream protocol.
+The texts are part of the library's behaviour (a model reads them, tests compare them): change
+them here only on purpose.
+
+>>> timed_out_text("fetch", 250)
+'Tool "fetch" timed out after 250 ms'
+>>> print(stream_order_text("text_delta", "before the start event"))
+Stream protocol error: text_delta arrived before the start event (expected start first, then content block events, then done or error)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+__all__ = [
+    "ABORTED_TEXT",
+    "BLOCKED_TEXT",
+    "NO_ERROR_MESSAGE_TEXT",
+    "REQUEST_ABORTED_TEXT",
+    "STREAM_ENDED_TEXT",
+    "hook_failed_text",
+    "invalid_json_text",
+    "length_cutoff_text",
+    "not_a_stream_event_text",
+    "not_found_text",
+    "stream_order_text",
+    "stream_payload_text",
+    "timed_out_text",
+]
+
+ABORTED_TEXT: Final = "Operation aborted"
+"""The result of a tool call that the run's abort stopped (or kept from starting)."""
+
+BLOCKED_TEXT: Final = "Tool execution was blocked"
+"""The result of a call ``before_tool_call`` blocked without giving a reason."""
+
+REQUEST_ABORTED_TEXT: Final = "Request was aborted"
+"""The ``error_message`` of a reply cut by an abort."""
+
+STREAM_ENDED_TEXT: Final = "The stream ended without a done or error event"
+
+NO_ERROR_MESSAGE_TEXT: Final = "The stream ended with an error event that gave no error_message"
+
+
+def not_found_text(name: str) -> str:
+    return f"Tool {name} not found"
+
+
+def timed_out_text(name: str, ms: int) -> str:
+    """The result of a call that ran past its ``timeout_ms``."""
+    return f'Tool "{name}" timed out after {ms} ms'
+
+
+def hook_failed_text(hook: str, error: str) -> str:
+    """The ``error_message`` of the reply that ends a run whose loop hook raised."""
+    return f"{hook} failed: {error}"
+
+
+def invalid_json_text(name: str, raw: str, problem: str | None = None) -> str:
+    """The result of a call whose streamed arguments are not a JSON object (``problem`` says why;
+    by default the JSON parser's message)."""
+    if problem is None:
+        try:
+            json.loads(raw)
+            problem = "they are not a JSON object"
+        except (ValueError, RecursionError) as exc:
+            problem = str(exc) if isinstance(exc, ValueError) else "they are nested too deeply"
+    shown = raw if len(raw) <= 2000 else raw[:2000] + f"... ({len(raw)} characters)"
+    return (
+        f'Tool call "{name}" was not executed: its arguments are not valid JSON ({problem}). '
+        f"Received: {shown}"
+    )
+
+
+def length_cutoff_text(name: str) -> str:
+    return (
+        f'Tool call "{name}" was not executed: the reply was cut off by the output token limit, '
+        "so its arguments may be incomplete. Re-issue the call with complete arguments."
+    )
+
+
+# --------------------------------------------------------------------------- the stream protocol
+
+_EXPECTED: Final = "expected start first, then content block events, then done or error"
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def not_a_stream_event_text(item: Any) -> str:
+    """A stream function yielded something that is not a stream event."""
+    return (
+        f"Stream protocol error: the stream function yielded a {_kind(item)} ({_shown(item)}), "
+        "not a stream event (expected StartEvent, a text/thinking/toolcall start, delta or end "
+        "event, DoneEvent or ErrorEvent from agentcore)"
+    )
+
+
+def stream_payload_text(event_type: str, field: str, value: Any) -> str:
+    """A stream event whose message field holds something that is not a message."""
+    if event_type == "error" and isinstance(value, str):
+        return (
+            f"{value} (Stream protocol error: the error event's {field} was a str; expected an "
+            "AssistantMessage with stop_reason 'error' or 'aborted' and an error_message)"
+        )
+    return (
+        f"Stream protocol error: the {event_type} event's {field} was a {_kind(value)} "
+        f"({_shown(value)}); expected an AssistantMessage (or a PartialAssistantMessage)"
+    )
+
+
+def stream_order_text(event_type: str, problem: str) -> str:
+    """A stream event that arrived where the stream protocol does not allow it."""
+    return f"Stream protocol error: {event_type} arrived {problem} ({_EXPECTED})"
