@@ -15,7 +15,7 @@ from pyrsistent import PVector, pvector
 
 from .frozen import JSON
 from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage, Usage
-from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec
+from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec, check_tools
 
 __all__ = [
     "AfterToolCallContext",
@@ -47,7 +47,10 @@ class AgentContext:
         if not isinstance(self.messages, PVector):
             object.__setattr__(self, "messages", pvector(self.messages))
         if not isinstance(self.tools, tuple):
+            if isinstance(self.tools, (str, bytes)) or not hasattr(self.tools, "__iter__"):
+                raise TypeError(f"AgentContext tools must be a list of tools, not a {type(self.tools).__name__}")
             object.__setattr__(self, "tools", tuple(self.tools))
+        check_tools(self.tools, "AgentContext tools")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +175,11 @@ class AgentLoopConfig:
     on_response: Callable[..., Any] | None = None
     transport: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        ms = self.tool_timeout_ms
+        if ms is not None and (type(ms) is not int or ms < 0):
+            raise ValueError(f"tool_timeout_ms must be None or an integer >= 0 (milliseconds), not {ms!r}")
 
 
 def hooks_set(config: AgentLoopConfig) -> frozenset[str]:

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final, Literal, TypeAlias, final
 
-from .frozen import MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze
+from .frozen import MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze, thaw
 from .messages import (
     ZERO_USAGE,
     AssistantContent,
@@ -198,7 +198,9 @@ class PartialAssistantMessage:
         if isinstance(block, ThinkingContent):
             return block.thinking
         if isinstance(block, ToolCall):
-            return json.dumps(dict(block.arguments), separators=(",", ":"))
+            if block.invalid_json is not None:
+                return block.invalid_json
+            return json.dumps(thaw(block.arguments), separators=(",", ":"))
         raise TypeError(type(block).__name__)
 
     def to_message(self, **overrides: Any) -> AssistantMessage:

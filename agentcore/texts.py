@@ -13,8 +13,9 @@ Stream protocol error: text_delta arrived before the start event (expected start
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
+
+from .stream import arguments_problem
 
 __all__ = [
     "ABORTED_TEXT",
@@ -64,11 +65,7 @@ def invalid_json_text(name: str, raw: str, problem: str | None = None) -> str:
     """The result of a call whose streamed arguments are not a JSON object (``problem`` says why;
     by default the JSON parser's message)."""
     if problem is None:
-        try:
-            json.loads(raw)
-            problem = "they are not a JSON object"
-        except (ValueError, RecursionError) as exc:
-            problem = str(exc) if isinstance(exc, ValueError) else "they are nested too deeply"
+        problem = arguments_problem(raw) or "they are not a JSON object"
     shown = raw if len(raw) <= 2000 else raw[:2000] + f"... ({len(raw)} characters)"
     return (
         f'Tool call "{name}" was not executed: its arguments are not valid JSON ({problem}). '

@@ -26,7 +26,7 @@ Received arguments:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
@@ -40,6 +40,7 @@ __all__ = [
     "AgentToolResult",
     "ToolExecutionMode",
     "ToolSpec",
+    "check_tools",
     "error_result",
     "spec_of",
     "validate_arguments",
@@ -119,6 +120,25 @@ class AgentTool:
     @property
     def spec(self) -> ToolSpec:
         return spec_of(self)
+
+
+def check_tools(tools: Sequence[Any], where: str) -> None:
+    """Refuse what is not a tool, naming it: a plain function needs the ``@tool`` decorator.
+
+    >>> def add(a: int, b: int) -> int: return a + b
+    >>> check_tools((add,), "AgentContext tools")
+    Traceback (most recent call last):
+    ...
+    TypeError: AgentContext tools[0] is the plain function 'add', not an AgentTool: decorate it with @tool (from interpreters import tool)
+    """
+    for i, item in enumerate(tools):
+        if isinstance(item, (AgentTool, ToolSpec)):
+            continue
+        if callable(item):
+            name = getattr(item, "__name__", type(item).__name__)
+            raise TypeError(f"{where}[{i}] is the plain function {name!r}, not an AgentTool: decorate it "
+                            "with @tool (from interpreters import tool)")
+        raise TypeError(f"{where}[{i}] is a {type(item).__name__} ({item!r:.80}), not an AgentTool or ToolSpec")
 
 
 def spec_of(tool: AgentTool | ToolSpec) -> ToolSpec:

@@ -63,10 +63,10 @@ from agentcore.messages import (
     ThinkingLevel,
     UserMessage,
 )
-from agentcore.tools import AgentTool, ToolExecutionMode
+from agentcore.tools import AgentTool, ToolExecutionMode, check_tools
 
 from . import aio
-from .driver import failure_text, now_ms
+from .driver import failure_text, is_message, now_ms, prompt_messages, with_signal
 from .signal import AbortSignal
 
 __all__ = [
@@ -83,8 +83,9 @@ _log = logging.getLogger("agentcore")
 QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
 """How many queued messages one poll of a queue takes: the first one, or all of them."""
 
-AgentListener: TypeAlias = Callable[[AgentEvent], Any]
-"""A subscriber: called with every event; may be sync or ``async def`` (then awaited)."""
+AgentListener: TypeAlias = Callable[..., Any]
+"""A subscriber: called with every event (``listener(event)``, or ``listener(event, signal)``
+to get the run's :class:`AbortSignal`); may be sync or ``async def`` (then awaited)."""
 
 _T = TypeVar("_T")
 
@@ -97,6 +98,7 @@ CONTINUE_BUSY: Final = (
     "before continuing."
 )
 NO_MODEL: Final = "No model configured: pass model=... to Agent() or call set_model()"
+RESET_BUSY: Final = "Agent is already processing. Wait for completion before resetting."
 
 # AgentLoopConfig fields the agent fills in itself; the others may be passed through.
 _OWNED: Final = frozenset({"model", "thinking_level", "get_steering_messages", "get_follow_up_messages"})
@@ -134,10 +136,25 @@ class AgentState:
 
 @dataclass(slots=True)
 class _Run:
-    """Book-keeping of one run: has ``agent_end`` been seen, is the agent stopping it."""
+    """Book-keeping of one run: has ``agent_end`` been seen, is the agent stopping it, and the
+    queued messages it took that have not reached the conversation yet (by identity, in the
+    order taken, with the queue each came from)."""
 
+    signal: AbortSignal
     ended: bool = False
     stopping: bool = False
+    taken: dict[int, tuple[deque[AgentMessage], AgentMessage]] = field(default_factory=dict)
+
+    def take(self, queue: deque[AgentMessage], messages: list[AgentMessage]) -> list[AgentMessage]:
+        for message in messages:
+            self.taken[id(message)] = (queue, message)
+        return messages
+
+    def give_back(self) -> None:
+        """Put what was taken and never delivered back at the front of its queue, in order."""
+        for queue, message in reversed(list(self.taken.values())):
+            queue.appendleft(message)
+        self.taken.clear()
 
 
 async def _await_listener(outcome: Awaitable[Any], run: _Run) -> None:
@@ -229,7 +246,7 @@ class Agent:
             system_prompt=system_prompt,
             model=model,
             thinking_level=thinking_level,
-            tools=list(tools),
+            tools=_tools(tools),
             messages=list(messages),
         )
         self.stream_fn = stream_fn
@@ -252,6 +269,7 @@ class Agent:
         self._follow_ups: deque[AgentMessage] = deque()
         self._signal: AbortSignal | None = None
         self._idle: asyncio.Future[None] | None = None
+        self._current: _Run | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -270,7 +288,7 @@ class Agent:
         self._state.thinking_level = level
 
     def set_tools(self, tools: Iterable[AgentTool]) -> None:
-        self._state.tools = list(tools)
+        self._state.tools = _tools(tools)
 
     def replace_messages(self, messages: Iterable[AgentMessage]) -> None:
         """Replace the conversation with a copy of ``messages``."""
@@ -300,15 +318,15 @@ class Agent:
 
     # ------------------------------------------------------------------ queues
 
-    def steer(self, message: AgentMessage) -> None:
+    def steer(self, message: AgentMessage | str) -> None:
         """Queue a message for the running agent: it is delivered after the current turn (its
         tool calls finish first), before the next model call. A ``str`` becomes a user message."""
-        self._steering.append(self._as_message(message))
+        self._steering.append(self._as_message(message, "steer"))
 
-    def follow_up(self, message: AgentMessage) -> None:
+    def follow_up(self, message: AgentMessage | str) -> None:
         """Queue a message delivered when the agent would otherwise stop (after all its tool
         calls and steering). A ``str`` becomes a user message."""
-        self._follow_ups.append(self._as_message(message))
+        self._follow_ups.append(self._as_message(message, "follow_up"))
 
     def clear_steering_queue(self) -> None:
         self._steering.clear()
@@ -343,16 +361,21 @@ class Agent:
         queue.clear()
         return taken
 
-    def _as_message(self, message: AgentMessage) -> AgentMessage:
+    def _as_message(self, message: AgentMessage | str, method: str) -> AgentMessage:
         if isinstance(message, str):
             return UserMessage(message, timestamp=self.clock())
+        if not is_message(message):
+            raise TypeError(f"Agent.{method}() takes a str or a message (UserMessage, ...), "
+                            f"not a {type(message).__name__}")
         return message
 
     # ------------------------------------------------------------------ listeners
 
     def subscribe(self, listener: AgentListener) -> Callable[[], None]:
         """Call ``listener(event)`` for every event of every run, after the agent has applied
-        the event to its state. An ``async def`` listener is awaited (the run waits for it).
+        the event to its state; a listener that takes a second argument (or a ``signal``
+        keyword) also gets the run's :class:`AbortSignal`, aborted once :meth:`abort` is called.
+        An ``async def`` listener is awaited (the run waits for it).
         A listener that raises is logged; the run and the other listeners go on. Returns a
         function that unsubscribes (calling it twice is harmless)."""
         self._listeners.append(listener)
@@ -365,15 +388,13 @@ class Agent:
 
         return unsubscribe
 
-    async def _emit(self, event: AgentEvent, run: _Run | None = None) -> None:
+    async def _emit(self, event: AgentEvent, run: _Run) -> None:
         for listener in tuple(self._listeners):
             try:
-                outcome = listener(event)
+                args, kwargs = with_signal(listener, (event,), run.signal)
+                outcome = listener(*args, **kwargs)
                 if inspect.isawaitable(outcome):
-                    if run is None:
-                        await outcome
-                    else:
-                        await _await_listener(outcome, run)
+                    await _await_listener(outcome, run)
             except Exception:
                 _log.exception("agent listener %r raised on %s; the run goes on", listener, event.type)
 
@@ -390,6 +411,9 @@ class Agent:
         elif kind == "message_end":
             state.stream_message = None
             state.messages.append(event.message)  # type: ignore[union-attr]
+            run = self._current
+            if run is not None:
+                run.taken.pop(id(event.message), None)  # type: ignore[union-attr]
         elif kind == "tool_execution_start":
             state.pending_tool_calls = state.pending_tool_calls | {event.tool_call_id}  # type: ignore[union-attr]
         elif kind == "tool_execution_end":
@@ -437,11 +461,11 @@ class Agent:
         if not messages or getattr(messages[-1], "role", None) == "assistant":
             steering = self._dequeue(self._steering, self._steering_mode)
             if steering:
-                await self._run(steering, skip_initial_steering_poll=True)
+                await self._run(steering, skip_initial_steering_poll=True, taken_from=self._steering)
                 return
             follow_ups = self._dequeue(self._follow_ups, self._follow_up_mode)
             if follow_ups:
-                await self._run(follow_ups)
+                await self._run(follow_ups, taken_from=self._follow_ups)
                 return
             if not messages:
                 raise ValueError("No messages to continue from")
@@ -458,13 +482,11 @@ class Agent:
             return [UserMessage(input, timestamp=self.clock())]
         if images:
             raise TypeError("images can only be given with a text prompt")
-        if isinstance(input, (list, tuple)):
-            if not input:
-                raise ValueError("prompt() needs at least one message")
-            return list(input)
-        return [input]
+        if isinstance(input, (list, tuple)) and not input:
+            raise ValueError("prompt() needs at least one message")
+        return list(prompt_messages(input, self.clock, "Agent.prompt() argument 'input'"))
 
-    def _config(self, model: Model, skip_initial_steering_poll: bool) -> AgentLoopConfig:
+    def _config(self, model: Model, skip_initial_steering_poll: bool, run: _Run) -> AgentLoopConfig:
         skip = skip_initial_steering_poll
 
         async def get_steering_messages() -> list[AgentMessage]:
@@ -472,10 +494,10 @@ class Agent:
             if skip:
                 skip = False
                 return []
-            return self._dequeue(self._steering, self._steering_mode)
+            return run.take(self._steering, self._dequeue(self._steering, self._steering_mode))
 
         async def get_follow_up_messages() -> list[AgentMessage]:
-            return self._dequeue(self._follow_ups, self._follow_up_mode)
+            return run.take(self._follow_ups, self._dequeue(self._follow_ups, self._follow_up_mode))
 
         options: dict[str, Any] = dict(self.loop_options)
         options.update(
@@ -496,7 +518,8 @@ class Agent:
             **options,
         )
 
-    async def _run(self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False) -> None:
+    async def _run(self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False,
+                   taken_from: deque[AgentMessage] | None = None) -> None:
         state = self._state
         model = state.model
         if model is None:
@@ -509,10 +532,13 @@ class Agent:
         state.stream_message = None
         state.pending_tool_calls = frozenset()
         state.error = None
-        run = _Run()
+        run = _Run(signal)
+        if taken_from is not None and prompts is not None:
+            run.take(taken_from, prompts)
+        self._current = run
         pump: asyncio.Task[None] | None = None
         try:
-            config = self._config(model, skip_initial_steering_poll)
+            config = self._config(model, skip_initial_steering_poll, run)
             context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
             if prompts is None:
                 stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock,
@@ -533,14 +559,16 @@ class Agent:
                 except BaseException:
                     pass
             if not run.ended:
-                await self._record_failure(model, "Agent run was cancelled", aborted=True)
+                await self._record_failure(model, "Agent run was cancelled", run, aborted=True)
             raise
         except Exception as exc:
             if not run.ended:
-                await self._record_failure(model, failure_text(exc), aborted=signal.aborted)
+                await self._record_failure(model, failure_text(exc), run, aborted=signal.aborted)
             else:
                 _log.exception("agent run raised after agent_end")
         finally:
+            run.give_back()
+            self._current = None
             state.is_streaming = False
             state.stream_message = None
             state.pending_tool_calls = frozenset()
@@ -560,7 +588,7 @@ class Agent:
         finally:
             await stream.aclose()  # cancels whatever the run still has in flight
 
-    async def _record_failure(self, model: Model, text: str, *, aborted: bool) -> None:
+    async def _record_failure(self, model: Model, text: str, run: _Run, *, aborted: bool) -> None:
         message = AssistantMessage(
             (),
             api=model.api,
@@ -576,7 +604,7 @@ class Agent:
         state.is_streaming = False
         state.stream_message = None
         state.pending_tool_calls = frozenset()
-        await self._emit(AgentEndEvent((message,)))
+        await self._emit(AgentEndEvent((message,)), run)
 
     # ------------------------------------------------------------------ control
 
@@ -600,8 +628,12 @@ class Agent:
         return self._idle is not None
 
     def reset(self) -> None:
-        """Forget the conversation, the queues, the streaming state and the error. It does not
-        stop a run: call :meth:`abort` (and ``await wait_for_idle()``) first."""
+        """Forget the conversation, the queues, the streaming state and the error.
+
+        Only while idle: during a run it raises ``RuntimeError`` and changes nothing (call
+        :meth:`abort` and ``await wait_for_idle()`` first)."""
+        if self._idle is not None:
+            raise RuntimeError(RESET_BUSY)
         state = self._state
         state.messages = []
         state.is_streaming = False
@@ -609,6 +641,14 @@ class Agent:
         state.pending_tool_calls = frozenset()
         state.error = None
         self.clear_all_queues()
+
+
+def _tools(tools: Iterable[AgentTool]) -> list[AgentTool]:
+    if isinstance(tools, (str, bytes)) or not hasattr(tools, "__iter__"):
+        raise TypeError(f"Agent tools must be a list of tools, not a {type(tools).__name__}")
+    listed = list(tools)
+    check_tools(tuple(listed), "Agent tools")
+    return listed
 
 
 def _stop_loop(loop: asyncio.AbstractEventLoop) -> None:

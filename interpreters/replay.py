@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from returns.result import Failure
 
@@ -75,6 +75,7 @@ from .transcript import (
     Transcript,
     TranscriptError,
     TranscriptRecorder,
+    VERSION,
     _known_secrets,
     _scrub_json,
     expand,
@@ -125,6 +126,8 @@ class Divergence:
     actual: Any
     diff: str
     detail: str
+    recorded_version: int = VERSION
+    """The format version of the transcript (older ones were recorded by an older loop)."""
 
     def __str__(self) -> str:
         head = {
@@ -134,15 +137,32 @@ class Divergence:
             "left_over": "replay finished with recorded entries left over",
         }[self.kind]
         lines = [f"{head} at step {self.step} (turn {self.turn}): {self.detail}"]
+        if self.recorded_version < LOOP_ORDER_VERSION:
+            lines.append(OLD_LOOP_ORDER.format(version=self.recorded_version))
         if self.diff:
             lines.append(self.diff)
         return "\n".join(lines)
 
 
-class ReplayDivergence(AssertionError):
-    """A replay stopped: ``report`` says where and how."""
+LOOP_ORDER_VERSION: Final = 3
+"""The first transcript version recorded with today's turn order."""
 
-    def __init__(self, report: Divergence) -> None:
+OLD_LOOP_ORDER: Final = (
+    "note: this transcript has format version {version}: it was recorded by a library whose loop "
+    "ran prepare_next_turn after should_stop_after_turn and polled steering again before each "
+    "turn. Today's loop (version 3) runs prepare_next_turn right after turn_end and polls "
+    "steering once per turn, so a run that used those hooks, or a thinking level with a model "
+    "that does not reason, replays differently. Record it again with this version."
+)
+
+
+class ReplayDivergence(AssertionError):
+    """A replay stopped: ``report`` says where and how. ``version`` is the transcript's format
+    version (a report on an older transcript says what changed since)."""
+
+    def __init__(self, report: Divergence, version: int | None = None) -> None:
+        if version is not None and version != report.recorded_version:
+            report = replace(report, recorded_version=version)
         super().__init__(str(report))
         self.report = report
 
@@ -339,16 +359,16 @@ def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: i
         if isinstance(state.phase, Finished):
             raise ReplayDivergence(Divergence(
                 "left_over", entry.step, cmp.turn, entry.input_json, None, "",
-                f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"))
+                f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"), t.version)
         result = _step_recorded(state, entry)
         if isinstance(result, Failure):
             raise ReplayDivergence(Divergence(
-                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())))
+                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
         state, effects = result.unwrap()
         if check:
             problem = cmp.check(index, effects)
             if problem is not None:
-                raise ReplayDivergence(problem)
+                raise ReplayDivergence(problem, t.version)
         for e in effects:
             if type(e) is Emit:
                 events.append(e.event)
@@ -452,6 +472,7 @@ class RecordedModel:
 
     def __init__(self, transcript: Transcript, checker: _LiveChecker | None = None) -> None:
         self.checker = checker
+        self.version = transcript.version
         self.replies: list[_Call] = []
         open_: dict[int, _Call] = {}
         for entry in transcript.entries:
@@ -479,7 +500,7 @@ class RecordedModel:
             report = Divergence("out_of_recording", (self.checker.index + 1) if self.checker else 0,
                                 self.checker.cmp.turn if self.checker else 0, None, None, "",
                                 f"model call {n + 1} was made, the recording has {len(self.replies)}")
-            raise self.checker.fail(report) if self.checker else ReplayDivergence(report)
+            raise self.checker.fail(report) if self.checker else ReplayDivergence(report, self.version)
         return self._play(self.replies[n], getattr(options, "signal", None))
 
     @staticmethod
@@ -617,12 +638,12 @@ def _llm_setup(source: Source, options: ReplayOptions, config: AgentLoopConfig,
 def _llm_result(t: Transcript, checker: _LiveChecker, run: Any, events: list[AgentEvent],
                 messages: list[AgentMessage]) -> ReplayResult:
     if checker.failure is not None:
-        raise ReplayDivergence(checker.failure)
+        raise ReplayDivergence(checker.failure, t.version)
     if checker.index < t.steps:
         nxt = t.entries[checker.index]
         raise ReplayDivergence(Divergence(
             "left_over", nxt.step, checker.cmp.turn, nxt.input_json, None, "",
-            f"the run ended after step {checker.index}; {t.steps - checker.index} recorded steps are left"))
+            f"the run ended after step {checker.index}; {t.steps - checker.index} recorded steps are left"), t.version)
     return ReplayResult(events, messages, run.driver.state, checker.index, run.finished)
 
 
@@ -648,7 +669,7 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
         messages = stream.result()
     except _Stop:
         assert checker.failure is not None
-        raise ReplayDivergence(checker.failure) from None
+        raise ReplayDivergence(checker.failure, checker.transcript.version) from None
     return _llm_result(t, checker, run, events, messages)
 
 
@@ -668,7 +689,7 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
         messages = await stream.result()
     except _Stop:
         assert checker.failure is not None
-        raise ReplayDivergence(checker.failure) from None
+        raise ReplayDivergence(checker.failure, checker.transcript.version) from None
     return _llm_result(t, checker, run, events, messages)
 
 
@@ -705,11 +726,11 @@ def _plan(t: Transcript) -> _Plan:
         result = _step_recorded(state, entry)
         if isinstance(result, Failure):
             raise ReplayDivergence(Divergence(
-                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())))
+                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
         state, effects = result.unwrap()
         problem = cmp.check(index, effects)
         if problem is not None:
-            raise ReplayDivergence(problem)
+            raise ReplayDivergence(problem, t.version)
         closed = _answered(entry.input)
         if closed is not None:
             open_.pop(closed, None)

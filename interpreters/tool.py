@@ -97,6 +97,7 @@ def tool(
     description: str | None = None,
     execution_mode: ToolExecutionMode | None = None,
     prepare_arguments: Callable[[Any], Any] | None = None,
+    timeout_ms: int | None = None,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -109,12 +110,15 @@ def tool(
     description: str | None = None,
     execution_mode: ToolExecutionMode | None = None,
     prepare_arguments: Callable[[Any], Any] | None = None,
+    timeout_ms: int | None = None,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Turn a typed function (sync or async) into an :class:`AgentTool`.
 
     Use it bare (``@tool``) or with options (``@tool(name=..., label=..., description=...,
-    execution_mode="sequential", prepare_arguments=...)``). ``name`` defaults to the function's
-    name, ``label`` to the name, ``description`` to the docstring's first paragraph.
+    execution_mode="sequential", prepare_arguments=..., timeout_ms=...)``). ``name`` defaults
+    to the function's name, ``label`` to the name, ``description`` to the docstring's first
+    paragraph; ``timeout_ms`` limits one call (``None``: the config's ``tool_timeout_ms``,
+    ``0``: no limit).
     """
     # The scope that applies the decorator: lets hints name classes local to a function.
     caller = sys._getframe(1)
@@ -132,6 +136,7 @@ def tool(
             description=description,
             execution_mode=execution_mode,
             prepare_arguments=prepare_arguments,
+            timeout_ms=timeout_ms,
             localns=localns,
         )
 
@@ -167,6 +172,7 @@ def _make_tool(
     execution_mode: ToolExecutionMode | None,
     prepare_arguments: Callable[[Any], Any] | None,
     localns: dict[str, Any] | None,
+    timeout_ms: int | None = None,
 ) -> AgentTool:
     if not callable(fn):
         raise TypeError(f"@tool expects a function, got {fn!r}")
@@ -230,6 +236,7 @@ def _make_tool(
         execute=execute,
         prepare_arguments=prepare_arguments,
         execution_mode=execution_mode,
+        timeout_ms=timeout_ms,
     )
 
 

@@ -8,7 +8,7 @@ fed to it. A transcript stores exactly that, plus the effects the core asked for
 can tell when the code now behaves differently). The format is described, with examples and a
 compatibility promise, in ``docs/transcript-format.md``. In short::
 
-    {"transcript": "agentcore-fx", "version": 2, ..., "initial_state": {...}}     header, line 1
+    {"transcript": "agentcore-fx", "version": 3, ..., "initial_state": {...}}     header, line 1
     {"step": 1, "input": {...}, "effects": [{...}, ...]}                            one per step
     {"step": 4, "last": 9, "deltas": {"text": ["Hel", "lo", ...], ...}}               a run of deltas
     {"resumed_from_step": 12, "at": 1700000000000}                                   resume marker
@@ -130,8 +130,8 @@ __all__ = [
 ]
 
 FORMAT: Final = "agentcore-fx"
-VERSION: Final = 2
-READABLE_VERSIONS: Final = (1, 2)
+VERSION: Final = 3
+READABLE_VERSIONS: Final = (1, 2, 3)
 REDACTED: Final = "[REDACTED]"
 
 FlushMode = Literal["entry", "turn"]
@@ -1308,7 +1308,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         raise _fail(1, "not an agentcore-fx transcript (no {\"transcript\": \"agentcore-fx\"} header)")
     version = header.get("version")
     if version not in READABLE_VERSIONS or type(version) is not int:
-        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions 1 and 2)")
+        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions 1 to 3)")
     if "initial_state" not in header:
         raise _fail(1, "the header has no initial_state")
     try:

@@ -372,14 +372,6 @@ def test_loop_answers_deep_arguments_with_the_invalid_json_result(name: str) -> 
     assert isinstance(second[2], ToolResultMessage) and second[2].is_error
 
 
-# The reason naming the limit comes from ``agentcore.stream.arguments_problem``; the core's
-# invalid-JSON text (agentcore/machine.py, agentcore/texts.py) has to ask it for the reason.
-needs_core_reason = pytest.mark.xfail(
-    strict=True, reason="the core's invalid_json_text does not take its reason from "
-                        "agentcore.stream.arguments_problem yet")
-
-
-@needs_core_reason
 @pytest.mark.parametrize("name", sorted(TOO_DEEP))
 def test_loop_result_names_the_limit(name: str) -> None:
     raw = TOO_DEEP[name]

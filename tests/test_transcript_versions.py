@@ -1,0 +1,60 @@
+"""Transcripts of older format versions: read as before; replayed by today's loop, which tells
+why a run recorded with the old turn order no longer replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcore import AgentContext, AgentLoopConfig, Model
+from interpreters import ScriptedModel, run_agent_loop
+from interpreters.replay import ReplayDivergence, replay
+from interpreters.transcript import VERSION, TranscriptRecorder, read_transcript
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_this_library_writes_version_3(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
+                   journal=TranscriptRecorder(path, ctx, cfg))
+    assert VERSION == 3 and read_transcript(path).version == 3
+
+
+def test_a_version_2_run_the_turn_order_does_not_touch_replays_identically() -> None:
+    # Recorded by agentcore-fx 0.1.0: two tool turns, should_stop_after_turn set.
+    t = read_transcript(DATA / "v2-tools.jsonl")
+    assert t.version == 2
+    result = replay(t)
+    assert result.finished and result.messages[-1].text == "2 + 3 = 5"
+
+
+def test_a_version_2_run_with_steering_and_prepare_next_turn_says_why_it_diverges() -> None:
+    # Recorded by agentcore-fx 0.1.0, whose loop polled steering twice between two turns.
+    t = read_transcript(DATA / "v2-steering-and-prepare.jsonl")
+    assert t.version == 2 and t.steps == 18
+    with pytest.raises(ReplayDivergence) as info:
+        replay(t)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "replay diverged at step 9 (turn 1): effect 4: recorded poll_steering, now prepare_next_turn"
+    assert lines[1] == (
+        "note: this transcript has format version 2: it was recorded by a library whose loop ran "
+        "prepare_next_turn after should_stop_after_turn and polled steering again before each turn. "
+        "Today's loop (version 3) runs prepare_next_turn right after turn_end and polls steering "
+        "once per turn, so a run that used those hooks, or a thinking level with a model that does "
+        "not reason, replays differently. Record it again with this version.")
+    assert info.value.report.recorded_version == 2
+
+
+def test_a_version_3_divergence_has_no_such_note(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
+                   journal=TranscriptRecorder(path, ctx, cfg))
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-1] + [lines[-1].replace('"hello"', '"HELLO"', 1)]) + "\n")
+    with pytest.raises(ReplayDivergence) as info:
+        replay(path)
+    assert "note: this transcript has format version" not in str(info.value)
