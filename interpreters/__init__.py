@@ -2,7 +2,8 @@
 
 The package root is the sync API (the caller's thread, tools on a thread pool);
 ``interpreters.aio`` has the same names for asyncio. Both carry out the effects of the pure core
-in :mod:`agentcore`.
+in :mod:`agentcore`. The root also gives :class:`Agent` / :class:`SyncAgent`, the transcript
+recorder and the replay functions (imported when first used).
 
 >>> from agentcore import AgentContext, AgentLoopConfig, Model
 >>> messages = run_agent_loop("2 + 2?", AgentContext(), AgentLoopConfig(model=Model(id="m")),
@@ -25,13 +26,38 @@ from .tool import ToolContext, tool
 
 __all__ = [
     "AbortSignal",
+    "Agent",
     "AgentEventStream",
     "InterpreterError",
+    "ReplayDivergence",
     "ScriptedModel",
+    "SyncAgent",
     "ToolContext",
+    "TranscriptRecorder",
     "agent_loop",
     "agent_loop_continue",
+    "read_transcript",
+    "replay",
+    "replay_llm",
+    "resume",
     "run_agent_loop",
     "run_agent_loop_continue",
     "tool",
 ]
+
+_LAZY = {
+    "Agent": "agent", "SyncAgent": "agent",
+    "TranscriptRecorder": "transcript", "read_transcript": "transcript",
+    "ReplayDivergence": "replay", "replay": "replay", "replay_llm": "replay", "resume": "replay",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'interpreters' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -27,3 +27,9 @@ def _close_default_http_clients() -> Iterator[None]:
             http._default = None
         http._default_async.clear()
         gc.collect()
+
+
+@pytest.fixture(params=("sync", "asyncio"))
+def flavour(request: pytest.FixtureRequest) -> str:
+    """Each interpreter in turn: ``run(flavour, ...)`` from tests/flavours.py."""
+    return str(request.param)
