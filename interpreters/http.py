@@ -307,6 +307,8 @@ class _Session:
         self.timeout = timeout
         self.attempt = 0
         self.waits: list[float] = []
+        self.first_failure: str | None = None
+        """What went wrong the first time, when the request was retried."""
         self._reset()
 
     def _reset(self) -> None:
@@ -321,10 +323,27 @@ class _Session:
 
     @property
     def host(self) -> str:
+        """``host:port`` of the request (the port the scheme implies when the URL has none)."""
         try:
-            return httpx.URL(self.call.request.url).host or self.call.request.url
+            url = httpx.URL(self.call.request.url)
         except Exception:  # noqa: BLE001
             return self.call.request.url
+        if not url.host:
+            return self.call.request.url
+        port = url.port or {"https": 443, "http": 80}.get(url.scheme)
+        return f"{url.host}:{port}" if port else url.host
+
+    def gave_up(self, message: str) -> str:
+        """The text of a request that was retried and finally failed: its last failure, and the
+        first one when that was another."""
+        text = f"{message} (gave up after {self.attempt} attempts"
+        if self.first_failure is not None and self.first_failure != message:
+            text += f"; the first attempt failed with: {self.first_failure}"
+        return text + ")"
+
+    def retrying(self, message: str) -> None:
+        if self.first_failure is None:
+            self.first_failure = message
 
     def fail(self, message: str, reason: Literal["error", "aborted"] = "error") -> ErrorEvent:
         partial = self.decoder.partial if self.decoder is not None else None
@@ -378,7 +397,8 @@ class _Session:
         if status not in RETRY_STATUSES:
             return self._give_up(message)
         if self.attempt > self.policy.max_retries:
-            return self._give_up(f"{message} (gave up after {self.attempt} attempts)")
+            return self._give_up(self.gave_up(message))
+        self.retrying(message)
         limit_ms = self.call.max_retry_delay_ms
         asked = retry_after_seconds(headers, time.time())
         if asked is not None:
@@ -404,7 +424,8 @@ class _Session:
         if not isinstance(exc, _RETRYABLE_ERRORS):
             return self._give_up(text)
         if self.attempt > self.policy.max_retries:
-            return self._give_up(f"{text} (gave up after {self.attempt} attempts)")
+            return self._give_up(self.gave_up(text))
+        self.retrying(text)
         delay = min(self.policy.backoff(self.attempt, self.random),
                     self.call.max_retry_delay_ms / 1000)
         _log.info("%s (attempt %d); retrying in %.3f s", text, self.attempt, delay)

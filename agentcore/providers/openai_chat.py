@@ -110,7 +110,8 @@ def _convert_messages(model: Model, context: LlmContext) -> list[dict[str, Any]]
             calls = [b for b in msg.content if isinstance(b, ToolCall)]
             if not text and not calls:
                 continue
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            # Not null with tool calls and no text: some compatible servers refuse a null content.
+            entry: dict[str, Any] = {"role": "assistant", "content": text}
             if calls:
                 entry["tool_calls"] = [
                     {"id": c.id, "type": "function",

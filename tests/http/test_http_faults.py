@@ -202,8 +202,20 @@ def test_connection_refused_gives_up(flavour: str) -> None:
         port = s.getsockname()[1]
     out = run(flavour, chat_model(f"http://127.0.0.1:{port}"))
     assert out.reason == "error"
-    assert re.fullmatch(r"Could not connect to 127\.0\.0\.1: .+ \(gave up after 4 attempts\)", out.error or ""), out.error
+    assert re.fullmatch(rf"Could not connect to 127\.0\.0\.1:{port}: .+ \(gave up after 4 attempts\)",
+                        out.error or ""), out.error
     assert out.waits == [0.5, 1.0, 2.0]
+
+
+def test_a_request_retried_after_another_failure_keeps_the_first_cause(flavour: str, server: ScriptServer) -> None:
+    server.add(Reply(503, UPSTREAM, "application/json"), *[Reply(500, UPSTREAM, "application/json")] * 3)
+    out = run(flavour, chat_model(server.url))
+    assert out.error == (
+        "OpenAI-compatible API HTTP 500 Internal Server Error: upstream exploded (type: server_error; "
+        "provider-side error; retry later) (gave up after 4 attempts; the first attempt failed with: "
+        "OpenAI-compatible API HTTP 503 Service Unavailable: upstream exploded (type: server_error; "
+        "provider-side error; retry later))")
+    assert server.attempts == 4
 
 
 @pytest.mark.parametrize("file,expected", [

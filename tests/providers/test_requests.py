@@ -255,3 +255,15 @@ def test_responses_and_google_request_details() -> None:
     assert g["contents"][0]["parts"][1] == {"inlineData": {"mimeType": "image/png", "data": "AAAA"}}
     assert g["contents"][1]["role"] == "model"
     assert g["contents"][2]["parts"][0]["functionResponse"]["response"] == {"error": "2"}
+
+
+def test_openai_chat_sends_an_empty_content_with_tool_calls_and_no_text() -> None:
+    """Not null: llama-cpp-python's server (and others) answer HTTP 500 to a null content."""
+    from agentcore.messages import ToolCall, UserMessage
+
+    model = Model(id="llama", api="openai-completions", provider="llama.cpp", base_url="http://localhost:8080/v1")
+    calls = AssistantMessage((ToolCall("c1", "multiply", {"a": 2, "b": 3}),), stop_reason="toolUse")
+    req = openai_chat.build_request(model, LlmContext("", [UserMessage("go"), calls], [MULTIPLY]), StreamOptions())
+    assert req.body["messages"][1] == {
+        "role": "assistant", "content": "",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "multiply", "arguments": '{"a": 2, "b": 3}'}}]}
