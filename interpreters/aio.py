@@ -58,8 +58,8 @@ from .driver import (
     NO_STREAM_FN,
     Journals,
     Run,
+    StreamItems,
     check_run_arguments,
-    check_stream_item,
     failure_text,
     hook_call,
     llm_context,
@@ -332,7 +332,7 @@ class _AsyncRun(Run):
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 failure = self.failed(exc)
-            feed, clock, pending = self.driver.feed, self.clock, self.pending
+            feed, clock, pending, items = self.driver.feed, self.clock, self.pending, StreamItems()
             task = asyncio.current_task()
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
@@ -364,7 +364,7 @@ class _AsyncRun(Run):
                         self.cancelled_by_abort = False
                 if signal.aborted:
                     break
-                problem = check_stream_item(event)
+                event, problem = items.take(event)
                 if problem is not None:
                     failure = problem
                     break

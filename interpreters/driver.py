@@ -80,6 +80,7 @@ from agentcore import (
     PartialAssistantMessage,
     AssistantMessage,
 )
+from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
 
 from .signal import AbortSignal
@@ -94,7 +95,7 @@ __all__ = [
     "FATAL",
     "NO_STREAM_FN",
     "check_run_arguments",
-    "check_stream_item",
+    "StreamItems",
     "deliver",
     "is_message",
     "observers",
@@ -709,16 +710,31 @@ def llm_context(effect: CallLlm) -> LlmContext:
 
 
 _DELTA_TYPES: Final = frozenset({TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent})
-_PARTIAL_TYPES: Final = frozenset({PartialAssistantMessage, AssistantMessage})
 
 
-def check_stream_item(event: Any) -> str | None:
-    """What is wrong with an item a stream function yielded (``None``: feed it). Only real
-    stream events reach the core, so a transcript can always hold them; the common case, a
-    delta carrying its partial, costs two lookups."""
-    if type(event) in _DELTA_TYPES and type(event.partial) in _PARTIAL_TYPES:
-        return None
-    return stream_event_problem(event)
+class StreamItems:
+    """What one stream function yields, made fit for the core and for a transcript.
+
+    :meth:`take` gives ``(event, problem)``: ``problem`` says what is wrong with an item that is
+    not a stream event (it must not reach the core: a transcript could not hold it); an event
+    whose partial is an ``AssistantMessage`` (pi-ai style) comes back with the library's partial,
+    folded from the events' own fields, so that a transcript reproduces exactly what the core
+    read. The common case, a delta carrying the library's partial, costs two lookups."""
+
+    __slots__ = ("fold",)
+
+    def __init__(self) -> None:
+        self.fold: PartialFold | None = None
+
+    def take(self, event: Any) -> tuple[Any, str | None]:
+        if type(event) in _DELTA_TYPES and type(event.partial) is PartialAssistantMessage:
+            return event, None
+        problem = stream_event_problem(event)
+        if problem is None and type(getattr(event, "partial", None)) is AssistantMessage:
+            if self.fold is None:
+                self.fold = PartialFold()
+            event = self.fold.adopt(event)
+        return event, problem
 
 
 NO_STREAM_FN: Final = (

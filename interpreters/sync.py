@@ -61,8 +61,8 @@ from .driver import (
     NO_STREAM_FN,
     Journals,
     Run,
+    StreamItems,
     check_run_arguments,
-    check_stream_item,
     deliver,
     failure_text,
     hook_call,
@@ -306,7 +306,7 @@ class _SyncRun(Run):
                 failure = str(exc)
             except BaseException as exc:
                 failure = self.failed(exc)
-            feed, clock, pending = self.driver.feed, self.clock, self.pending
+            feed, clock, pending, items = self.driver.feed, self.clock, self.pending, StreamItems()
             # Only the stream function's own failures become StreamFailed: an error while feeding
             # the core (a journal that cannot write) is the caller's and propagates.
             while iterator is not None:
@@ -320,7 +320,7 @@ class _SyncRun(Run):
                     break
                 if signal.aborted:
                     break
-                problem = check_stream_item(event)
+                event, problem = items.take(event)
                 if problem is not None:
                     failure = problem
                     break

@@ -656,14 +656,18 @@ class EffectEncoder:
             return {"type": kind, "messages": [m(x) for x in event.messages]}
         return to_json(event, partials=False)
 
-    def input(self, inp: Input) -> Any:
+    def input(self, inp: Input, header: Any = None) -> Any:
+        """``header``: the partial's new header, for a stream event whose partial changed it."""
         if type(inp) is StreamEventReceived:
             ev = inp.event
             if type(ev) is DoneEvent:
                 return {"type": "stream_event_received", "id": inp.id,
                         "event": {"type": "done", "reason": ev.reason, "message": self.memo(ev.message)},
                         "at": inp.at}
-        return encode_input(inp)
+        data = encode_input(inp)
+        if header is not None:
+            data["event"]["header"] = self.memo(header)
+        return data
 
     def _delta(self, key: str, messages: Sequence[Any]) -> tuple[int, list[Any]]:
         """How many leading items of ``messages`` the previous history under ``key`` has (they
@@ -771,8 +775,10 @@ class EffectEncoder:
             return '{"type":"run_ended","messages":%s}' % self._list_text(e.messages)
         return m.checked(_DUMPS(self.encode(effect)))
 
-    def input_text(self, inp: Input) -> str:
-        """``_DUMPS(self.input(inp))``, built from the memo's text of its parts."""
+    def input_text(self, inp: Input, header: Any = None) -> str:
+        """``_DUMPS(self.input(inp, header))``, built from the memo's text of its parts."""
+        if header is not None:
+            return self.memo.checked(_DUMPS(self.input(inp, header)))
         try:
             return self._input_text(inp)
         except _Fallback:
@@ -931,6 +937,10 @@ class TranscriptRecorder:
         self._runs = True
         self._size = 0
         self._closed = False
+        self._header: Any = None
+        """The header of the partial the stream's events carry: a block event whose partial
+        has another one records it (a stream function may change usage or ``response_id``
+        between events, and the core reads the partial's header when a reply is cut)."""
 
     @classmethod
     def _appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
@@ -964,8 +974,16 @@ class TranscriptRecorder:
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
         if self._closed:
             raise ValueError(f"{self.path}: the recorder is closed (a run recorded after close())")
-        if (type(input) is StreamEventReceived and len(effects) == 1 and type(input.event) in _DELTAS
-                and type(input.at) is int and self._runs):
+        header = None
+        if type(input) is StreamEventReceived:
+            partial = getattr(input.event, "partial", None)
+            if type(partial) is PartialAssistantMessage:
+                if type(input.event) is StartEvent:
+                    self._header = partial.header
+                elif partial.header is not self._header:
+                    header = self._header = partial.header
+        if (header is None and type(input) is StreamEventReceived and len(effects) == 1
+                and type(input.event) in _DELTAS and type(input.at) is int and self._runs):
             e0: Any = effects[0]
             if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
                 ev: Any = input.event
@@ -986,14 +1004,14 @@ class TranscriptRecorder:
             memo.dirty = False
             enc = encoder.effect_text
             line = '{"step":%d,"input":%s,"effects":[%s]}\n' % (
-                n, encoder.input_text(input), ",".join([enc(e) for e in effects]))
+                n, encoder.input_text(input, header), ",".join([enc(e) for e in effects]))
             # Every part of the line was checked for key hints once, when its text was made
             # (``memo.dirty``); a hint cannot straddle two parts (they meet at JSON punctuation),
             # so a clean line is one ``scrub`` would leave as it is, unless it holds a known secret.
             if memo.dirty or self._holds_secret(line):
                 line = _scrub_json(line, self.secrets)
         else:
-            line = _scrub_json(self._reference_line(n, input, effects), self.secrets)
+            line = _scrub_json(self._reference_line(n, input, effects, header), self.secrets)
         end_of_turn = False
         if self.flush_mode == "turn":
             for e in effects:
@@ -1021,7 +1039,7 @@ class TranscriptRecorder:
             self._put(self._end_run(), now=False)
         self._steps = n
         ev = input.event
-        kind, index, sid = type(ev), ev.content_index, input.id
+        kind, index, sid, header = type(ev), ev.content_index, input.id, self._header
         run = self._run = _DeltaRun(n, sid, kind, index, [ev.delta], [input.at])
         if type(self).record is not TranscriptRecorder.record:
             return
@@ -1033,7 +1051,8 @@ class TranscriptRecorder:
             if type(input) is _event and len(effects) == 1:
                 ev = input.event
                 if (type(ev) is kind and ev.content_index == index and input.id == sid and type(input.at) is int
-                        and run.open):  # (a caller may hold on to this closure after the run ended)
+                        and run.open  # (a caller may hold on to this closure after the run ended)
+                        and getattr(ev.partial, "header", None) is header):
                     e0: Any = effects[0]
                     if type(e0) is _emit and type(e0.event) is _update:
                         add_text(ev.delta)
@@ -1070,12 +1089,12 @@ class TranscriptRecorder:
                                 _DUMPS(texts), at)
         return line
 
-    def _reference_line(self, n: int, input: Input, effects: Sequence[Effect]) -> str:
+    def _reference_line(self, n: int, input: Input, effects: Sequence[Effect], header: Any = None) -> str:
         """A step line built the plain way: the codec's JSON data, dumped whole (the fast path
         must give exactly this)."""
         enc = self.encoder.encode
         return '{"step":%d,"input":%s,"effects":%s}\n' % (
-            n, _DUMPS(self.encoder.input(input)), _DUMPS([enc(e) for e in effects]))
+            n, _DUMPS(self.encoder.input(input, header)), _DUMPS([enc(e) for e in effects]))
 
     def _holds_secret(self, line: str) -> bool:
         for secret in self.secrets:
@@ -1363,7 +1382,12 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
                 fold = folds.get(inp.id)
                 if fold is None:
                     fold = folds[inp.id] = PartialFold()
-                event = fold.apply(inp.event)
+                changed = inp_json["event"].get("header") if isinstance(inp_json.get("event"), dict) else None
+                if changed is not None:
+                    changed = from_json(changed)
+                    if not isinstance(changed, AssistantMessage):
+                        raise CodecError(f"the event's header is a {type(changed).__name__}, not an assistant message")
+                event = fold.apply(inp.event, changed, strict=False)
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
         except _DECODE_ERRORS as exc:
