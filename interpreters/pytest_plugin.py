@@ -86,6 +86,7 @@ class AgentRecording:
         if self.mode == "none" and not exists:
             pytest.fail(f"no recorded transcript at {self.path} (record mode 'none')", pytrace=False)
         if exists and self.mode != "all":
+            diverged: str | None = None
             try:
                 changed = _changed_start(self.path, prompts, context, config)
                 if changed is not None:
@@ -97,18 +98,26 @@ class AgentRecording:
             except _Rerecord:
                 pass
             except ReplayDivergence as exc:
-                if self.mode != "new_episodes":
-                    pytest.fail(f"agent run diverged from {self.path.name}:\n{exc.report}", pytrace=False)
+                diverged = str(exc.report)
             else:
                 self.replayed = True
                 self.events = result.events
                 return result.messages
+            if diverged is not None and self.mode != "new_episodes":
+                # Outside the except: the report is printed once, not as a chained exception.
+                pytest.fail(f"agent run diverged from {self.path.name}:\n{diverged}\n\n{_RERECORD.format(path=self.path)}",
+                            pytrace=False)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with TranscriptRecorder(self.path, context, config) as recorder:
             stream = agent_loop(prompts, context, config, stream_fn=stream_fn, journal=recorder,
                                 clock=clock or now_ms)
             self.events = list(stream)
             return stream.result()
+
+
+_RERECORD = ("If the change is intended, record the run again: run this test with "
+             "--agentcore-record-mode=new_episodes (re-records what diverges) or =all (re-records "
+             "everything), or delete {path}.")
 
 
 class _Rerecord(Exception):

@@ -136,7 +136,9 @@ class Divergence:
             "out_of_recording": "replay ran out of recorded entries",
             "left_over": "replay finished with recorded entries left over",
         }[self.kind]
-        lines = [f"{head} at step {self.step} (turn {self.turn}): {self.detail}"]
+        lines = [f"{head} at step {self.step} (turn {self.turn}), {self.detail}"
+                 if self.kind == "effect" and self.detail.startswith("effect ")
+                 else f"{head} at step {self.step} (turn {self.turn}): {self.detail}"]
         if self.recorded_version < LOOP_ORDER_VERSION:
             lines.append(OLD_LOOP_ORDER.format(version=self.recorded_version))
         if self.diff:
@@ -235,21 +237,59 @@ def _describe(effect: Any) -> str:
     return str(kind)
 
 
-def _llm_diff(expected: Any, actual: Any) -> tuple[str, str]:
-    """What changed between two call_llm effects: the field (and message index) and a diff."""
-    for name in ("model", "thinking_level", "system_prompt", "tools"):
-        if expected.get(name) != actual.get(name):
-            return f"call_llm.{name} changed", _udiff(expected.get(name), actual.get(name), name)
-    em, am = expected.get("messages", []), actual.get("messages", [])
-    for i in range(min(len(em), len(am))):
-        if em[i] != am[i]:
-            fields = sorted(k for k in set(em[i]) | set(am[i]) if em[i].get(k) != am[i].get(k))
-            return (f"call_llm.messages[{i}] changed (fields: {', '.join(fields)})",
-                    _udiff(em[i], am[i], f"messages[{i}]"))
-    if len(em) != len(am):
-        return (f"call_llm.messages: {len(em)} messages recorded, {len(am)} now",
-                _udiff(em[len(am):], am[len(em):], "extra messages"))
-    return "call_llm changed", _udiff(expected, actual)
+_MISSING: Final = object()
+
+
+def _shown(value: Any) -> str:
+    """A JSON value in a headline: Python's repr, cut at 80 characters."""
+    if value is _MISSING:
+        return "nothing"
+    text = repr(value) if not isinstance(value, (dict, list)) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def first_difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] | None:
+    """The first place two JSON values differ: ``(path, recorded, now)`` (``None``: equal).
+    Objects are walked key by key in the recorded order, then the keys only ``actual`` has;
+    lists item by item, then a length that differs.
+
+    >>> first_difference({"a": [1, {"b": "x"}]}, {"a": [1, {"b": None}]}, "e")
+    ('e.a[1].b', 'x', None)
+    """
+    if expected == actual and type(expected) is type(actual):
+        return None
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            found = first_difference(expected.get(key, _MISSING), actual.get(key, _MISSING), f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(expected, list) and isinstance(actual, list):
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            found = first_difference(e, a, f"{path}[{i}]")
+            if found is not None:
+                return found
+        if len(expected) != len(actual):
+            return (f"{path} (length)", len(expected), len(actual))
+        return None
+    return path, expected, actual
+
+
+def _headline(index: int, expected: Any, actual: Any) -> str:
+    """``effect I (KIND): PATH: recorded X, now Y``, the path rooted at the event or effect type."""
+    if _describe(expected) != _describe(actual):
+        return f"effect {index}: recorded {_describe(expected)}, now {_describe(actual)}"
+    what = f"effect {index} ({_describe(expected)})"
+    if expected.get("type") == "emit" and actual.get("type") == "emit":
+        exp, act = expected.get("event", {}), actual.get("event", {})
+    else:
+        exp, act = expected, actual
+    root = str(exp.get("type", "effect")) if exp.get("type") == act.get("type") else "effect"
+    found = first_difference(exp, act, root)
+    if found is None:
+        return f"{what} differs"
+    where, was, now = found
+    return f"{what}: {where}: recorded {_shown(was)}, now {_shown(now)}"
 
 
 class _Comparator:
@@ -313,12 +353,7 @@ class _Comparator:
             exp, act = self._norm(expand(recorded[i])), self._norm(self._scrubbed(_full(effects[i])))
             if exp == act:
                 continue  # same content, shared differently (e.g. histories rebuilt by a hook)
-            if exp.get("type") == "call_llm" and act.get("type") == "call_llm":
-                what, diff = _llm_diff(exp, act)
-            else:
-                what = f"effect {i}: recorded {_describe(exp)}, now {_describe(act)}"
-                diff = _udiff(exp, act)
-            return Divergence("effect", entry.step, turn, exp, act, diff, what)
+            return Divergence("effect", entry.step, turn, exp, act, _udiff(exp, act), _headline(i, exp, act))
         return None
 
 

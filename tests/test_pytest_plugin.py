@@ -63,10 +63,17 @@ def test_divergence_fails_with_the_diff(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*agent run diverged from test_agent.jsonl:*",
-        "*replay diverged at step * (turn 1): effect 0: recorded emit tool_execution_end*",
+        "replay diverged at step * (turn 1), effect 0 (emit tool_execution_end): "
+        "tool_execution_end.result.content[[]0[]].text: recorded 'HI!', now 'HI?'",
         '*-*"text": "HI!",*',
         '*+*"text": "HI?",*',
+        "If the change is intended, record the run again: run this test with "
+        "--agentcore-record-mode=new_episodes (re-records what diverges) or =all (re-records "
+        "everything), or delete */transcripts/test_agent.jsonl.",
     ])
+    out = result.stdout.str()
+    assert out.count("replay diverged at step") == 1  # the report once, not again as a chained exception
+    assert "During handling of the above exception" not in out
 
 
 def test_none_mode_without_transcript_fails(pytester: pytest.Pytester) -> None:

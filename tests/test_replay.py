@@ -101,9 +101,10 @@ def test_llm_only_divergence_names_step_turn_and_diff(tmp_path: Path) -> None:
         replay_llm(path, AgentLoopConfig(model=Model(id="m"), tool_execution="sequential"), [make_tool("!")])
     report = info.value.report
     assert (report.kind, report.step, report.turn) == ("effect", expected_step, 1)
-    assert report.detail == "effect 0: recorded emit tool_execution_end, now emit tool_execution_end"
+    assert report.detail == ("effect 0 (emit tool_execution_end): tool_execution_end.result.content[0].text: "
+                             "recorded '3', now '3!'")
     assert '-          "text": "3",' in report.diff and '+          "text": "3!",' in report.diff
-    assert str(report).startswith(f"replay diverged at step {expected_step} (turn 1): effect 0")
+    assert str(report).startswith(f"replay diverged at step {expected_step} (turn 1), effect 0 (emit tool_execution_end)")
 
 
 def test_tool_calls_only_ignores_changed_results(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_call_llm_diff_names_the_message_index(tmp_path: Path) -> None:
     with pytest.raises(ReplayDivergence) as info:
         replay_llm(path, changed, [make_tool()])
     report = info.value.report
-    assert report.detail == "call_llm.messages[2] changed (fields: timestamp)"
+    assert report.detail.startswith("effect 0 (call_llm): call_llm.messages[2].timestamp: recorded ")
     assert report.turn == 2
     # The same change passes when timestamps are ignored.
     replay_llm(path, changed, [make_tool()], options=ReplayOptions(ignore_timestamps=True))
@@ -151,7 +152,8 @@ def test_ignore_system_prompt_and_timestamps(tmp_path: Path) -> None:
     edit(path, 1, lambda h: (h["initial_state"].get("run") or h["initial_state"]).update(system_prompt="Be vague."))
     with pytest.raises(ReplayDivergence) as info:
         replay(path)
-    assert (info.value.report.step, info.value.report.detail) == (1, "call_llm.system_prompt changed")
+    assert (info.value.report.step, info.value.report.detail) == (
+        1, "effect 4 (call_llm): call_llm.system_prompt: recorded 'Be exact.', now 'Be vague.'")
     replay(path, options=ReplayOptions(ignore_system_prompt=True))
 
     path2 = tmp_path / "r2.jsonl"

@@ -126,3 +126,24 @@ def test_a_stream_out_of_order_records_a_transcript_that_replays(flavour: str, t
         "first, then content block events, then done or error)")
     result = replay(path)
     assert result.finished and result.messages == messages
+
+
+def test_a_changed_response_id_is_named_in_the_headline(tmp_path: Path) -> None:
+    from interpreters.replay import ReplayDivergence
+
+    path = tmp_path / "run.jsonl"
+    signal = AbortSignal()
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=MODEL)
+    run("sync", "go", ctx, cfg, header_changing_stream("abort", [signal]), signal,
+        journal=TranscriptRecorder(path, ctx, cfg))
+    text = path.read_text()
+    assert text.count('"response_id":"resp-42"') >= 2  # the recorded header, then the messages
+    lines = text.splitlines()
+    last = max(i for i, line in enumerate(lines) if '"header"' in line)  # the header the abort closed
+    lines[last] = lines[last].replace('"response_id":"resp-42"', '"response_id":"resp-43"', 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReplayDivergence) as info:
+        replay(path)
+    headline = str(info.value).splitlines()[0]
+    assert headline.endswith("(emit message_end): message_end.message.response_id: recorded 'resp-42', "
+                             "now 'resp-43'"), headline

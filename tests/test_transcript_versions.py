@@ -38,7 +38,7 @@ def test_a_version_2_run_with_steering_and_prepare_next_turn_says_why_it_diverge
     with pytest.raises(ReplayDivergence) as info:
         replay(t)
     lines = str(info.value).splitlines()
-    assert lines[0] == "replay diverged at step 9 (turn 1): effect 4: recorded poll_steering, now prepare_next_turn"
+    assert lines[0] == "replay diverged at step 9 (turn 1), effect 4: recorded poll_steering, now prepare_next_turn"
     assert lines[1] == (
         "note: this transcript has format version 2: it was recorded by a library whose loop ran "
         "prepare_next_turn after should_stop_after_turn and polled steering again before each turn. "
