@@ -86,7 +86,11 @@ _EXPECTED: Final = "expected start first, then content block events, then done o
 
 
 def _kind(value: Any) -> str:
-    return "None" if value is None else type(value).__name__
+    """``a dict``, ``an int``, ``None``."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 
 def _shown(value: Any) -> str:
@@ -97,7 +101,7 @@ def _shown(value: Any) -> str:
 def not_a_stream_event_text(item: Any) -> str:
     """A stream function yielded something that is not a stream event."""
     return (
-        f"Stream protocol error: the stream function yielded a {_kind(item)} ({_shown(item)}), "
+        f"Stream protocol error: the stream function yielded {_kind(item)} ({_shown(item)}), "
         "not a stream event (expected StartEvent, a text/thinking/toolcall start, delta or end "
         "event, DoneEvent or ErrorEvent from agentcore)"
     )
@@ -111,7 +115,7 @@ def stream_payload_text(event_type: str, field: str, value: Any) -> str:
             "AssistantMessage with stop_reason 'error' or 'aborted' and an error_message)"
         )
     return (
-        f"Stream protocol error: the {event_type} event's {field} was a {_kind(value)} "
+        f"Stream protocol error: the {event_type} event's {field} was {_kind(value)} "
         f"({_shown(value)}); expected an AssistantMessage (or a PartialAssistantMessage)"
     )
 

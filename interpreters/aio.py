@@ -104,6 +104,12 @@ def _boxed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
         return _Raised(exc)
 
 
+def _really_cancelled() -> bool:
+    """Whether the running task is being cancelled (not user code raising ``CancelledError``)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
@@ -136,6 +142,9 @@ class _AsyncRun(Run):
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.interruptible: asyncio.Task[Any] | None = None
         self.cancelled_by_abort = False
+        self.inline_tool: tuple[asyncio.Task[Any], int] | None = None
+        """The run task and the id of a lone ``async def`` tool it awaits inline."""
+        self.giving_up_inline = False
 
     def default_stream_fn(self) -> Any:
         return default_stream_fn()
@@ -148,7 +157,15 @@ class _AsyncRun(Run):
         self.inbox = inbox
 
         def on_abort() -> None:
-            loop.call_soon_threadsafe(self.wake_on_abort)
+            try:
+                here = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                here = False
+            if here:  # aborted from user code on this loop: the wake-up goes before its next answer
+                inbox.put_nowait(_WAKE)
+                loop.call_soon(self.cancel_waits)
+            else:
+                loop.call_soon_threadsafe(self.wake_on_abort)
 
         remove = self.signal.add_callback(on_abort)
         try:
@@ -182,12 +199,25 @@ class _AsyncRun(Run):
     def wake_on_abort(self) -> None:
         assert self.inbox is not None
         self.inbox.put_nowait(_WAKE)
-        # Cancel only a wait for the next stream event or a hook: if the run task is busy
-        # elsewhere (an async listener), the check before the next wait sees the signal instead.
+        self.cancel_waits()
+
+    def cancel_waits(self) -> None:
+        """The abort ends a wait for the next stream event or a hook at once, and a lone tool
+        awaited inline after ``abort_grace``. (If the run task is busy elsewhere, an async
+        listener, the check before its next wait sees the signal instead.)"""
         task = self.interruptible
         if task is not None and not task.done():
             self.cancelled_by_abort = True
             task.cancel()
+        inline = self.inline_tool
+        if inline is not None:
+            asyncio.get_running_loop().call_later(self.abort_grace, self.give_up_inline, inline[1])
+
+    def give_up_inline(self, eid: int) -> None:
+        inline = self.inline_tool
+        if inline is not None and inline[1] == eid and not inline[0].done():
+            self.giving_up_inline = True
+            inline[0].cancel()
 
     async def next_answer(self) -> Any:
         """The next item of the inbox (an answer, or the abort wake-up), waiting for it."""
@@ -235,19 +265,29 @@ class _AsyncRun(Run):
             else:
                 future = asyncio.ensure_future(asyncio.to_thread(_boxed, fn, args, kwargs))
                 value = await asyncio.shield(future)
-                if inspect.isawaitable(value):
-                    value = await value
+                if inspect.isawaitable(value):  # a sync callable that returned a coroutine
+                    try:
+                        value = await value
+                    except asyncio.CancelledError:
+                        raise
+                    except BaseException as exc:
+                        value = _Raised(exc)
             return True, value
         except asyncio.CancelledError as exc:
             if not self.cancelled_by_abort:
-                if task.cancelling() == 0 and future is None:
-                    return True, _Raised(exc)  # the hook raised CancelledError itself
+                if task.cancelling() == 0:
+                    return True, _Raised(exc)  # user code raised CancelledError itself
                 raise
             task.uncancel()
             if future is not None:
                 await asyncio.wait((future,), timeout=self.hook_grace)
                 if future.done() and not future.cancelled():
-                    return True, future.result()  # it answered as the abort landed: keep it
+                    answer = future.result()
+                    if not inspect.isawaitable(answer):
+                        return True, answer  # it answered as the abort landed: keep it
+                    close = getattr(answer, "close", None)
+                    if close is not None:
+                        close()  # a coroutine it returned is not awaited any more
             return False, None
         finally:
             self.interruptible = None
@@ -261,6 +301,9 @@ class _AsyncRun(Run):
         id_ = getattr(effect, "id")
         call = hook_call(effect, self.config, self.registry, self.signal)
         live, value = await self.interruptibly(call.fn, *call.args, **call.kwargs)
+        if live and type(value) is _Raised and isinstance(value.error, FATAL):
+            self.stop_for(value.error)  # the run stops as aborted, then the exception goes on
+            live = False
         if not live:
             self.feed_abort()
             return
@@ -319,17 +362,12 @@ class _AsyncRun(Run):
                     sync_source = iter(source)
                     source = sync_source
 
-                    async def next_in_thread() -> Any:
-                        item = await asyncio.to_thread(_boxed, next, (sync_source, _END), {})
-                        if item is _END:
-                            raise StopAsyncIteration
-                        if type(item) is _Raised:
-                            raise item.error
-                        return item
+                    async def next_in_thread() -> Any:  # the event, _END or what it raised
+                        return await asyncio.to_thread(_boxed, next, (sync_source, _END), {})
 
                     next_event = next_in_thread
             except BaseException as exc:
-                if isinstance(exc, asyncio.CancelledError):
+                if isinstance(exc, asyncio.CancelledError) and _really_cancelled():
                     raise
                 failure = self.failed(exc)
             feed, clock, pending, items = self.driver.feed, self.clock, self.pending, StreamItems()
@@ -350,9 +388,12 @@ class _AsyncRun(Run):
                     except StopAsyncIteration:
                         failure = STREAM_ENDED_TEXT
                         break
-                    except asyncio.CancelledError:
+                    except asyncio.CancelledError as exc:
                         if not self.cancelled_by_abort:
-                            raise
+                            if _really_cancelled():
+                                raise
+                            failure = self.failed(exc)  # the stream raised CancelledError itself
+                            break
                         if task is not None:
                             task.uncancel()
                         break
@@ -362,6 +403,12 @@ class _AsyncRun(Run):
                     finally:
                         self.interruptible = None
                         self.cancelled_by_abort = False
+                    if event is _END:
+                        failure = STREAM_ENDED_TEXT
+                        break
+                    if type(event) is _Raised:
+                        failure = self.failed(event.error)
+                        break
                 if signal.aborted:
                     break
                 event, problem = items.take(event)
@@ -385,8 +432,9 @@ class _AsyncRun(Run):
                     await aclose()
                 elif close is not None:
                     close()
-            except BaseException:
-                pass
+            except BaseException as exc:
+                if isinstance(exc, FATAL):
+                    self.stop_for(exc)  # raised to the caller once the run has ended
         if failure is not None and not signal.aborted:
             self.feed(StreamFailed(effect.id, failure, self.clock()))
             return
@@ -437,6 +485,10 @@ class _AsyncRun(Run):
             else:
                 loop.call_soon_threadsafe(inbox.put_nowait, update)
 
+        if inline:
+            task = asyncio.current_task()
+            assert task is not None
+            self.inline_tool = (task, eid)
         try:
             tool = tool_call(effect, self.registry)
             args = (effect.tool_call.id, thaw(effect.args), signal, on_update)
@@ -446,12 +498,24 @@ class _AsyncRun(Run):
                     stack.enter_context(scope)
                 value = await _call(tool.execute, *args)
             outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
-        except asyncio.CancelledError:
-            if inline:
-                raise
-            outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
+        except asyncio.CancelledError as exc:
+            if inline and self.giving_up_inline:  # the abort's grace period is over
+                self.giving_up_inline = False
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                outcome = ToolFailed(eid, self.grace_text(), clock())
+            elif _really_cancelled():
+                if inline:
+                    raise  # the caller's cancellation (wait_for, a task group...)
+                outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
+            else:
+                outcome = ToolFailed(eid, self.failed(exc), clock())  # the tool raised it itself
         except BaseException as exc:
             outcome = ToolFailed(eid, self.failed(exc), clock())
+        finally:
+            if inline:
+                self.inline_tool = None
         open_ = False
         inbox.put_nowait(outcome)
 

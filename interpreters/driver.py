@@ -67,8 +67,12 @@ from agentcore import (
     ToolFailed,
     ToolFinished,
     ToolSpec,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolResultMessage,
     ToolCallDeltaEvent,
     ToolTimedOut,
     ToolUpdated,
@@ -342,9 +346,12 @@ class Run:
             self.give_up_on_tools()
         return expired
 
+    def grace_text(self) -> str:
+        return f"{ABORTED_TEXT} (the tool did not stop within {self.abort_grace:g} s of the abort)"
+
     def give_up_on_tools(self) -> None:
         """The abort's grace period is over: the tools still running get an aborted result."""
-        text = f"{ABORTED_TEXT} (the tool did not stop within {self.abort_grace:g} s of the abort)"
+        text = self.grace_text()
         for id_ in sorted(self.running):
             self.running.discard(id_)
             deadline = self.deadlines.pop(id_, None)
@@ -411,6 +418,10 @@ def failure_text(exc: BaseException) -> str:
     >>> failure_text(ValueError("bad")), failure_text(StopIteration())
     ('bad', 'StopIteration')
     """
+    cause = exc.__cause__
+    if (isinstance(exc, RuntimeError) and isinstance(cause, (StopIteration, StopAsyncIteration))
+            and str(exc).endswith(f" raised {type(cause).__name__}")):
+        exc = cause  # PEP 479 turned what the user raised into a RuntimeError
     text = str(exc)
     return text if text else type(exc).__name__
 
@@ -492,6 +503,11 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 120 else text[:120] + "..."
 
 
+def _a(name: str) -> str:
+    """``name`` with its indefinite article: ``a dict``, ``an int``."""
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
 def is_message(value: Any) -> bool:
     """A message the loop can carry: a record with a ``role`` string (the library's message
     types or an application's own), not a plain mapping."""
@@ -522,13 +538,13 @@ def prompt_messages(prompts: Any, clock: Callable[[], int], where: str = "agent_
         for i, item in enumerate(prompts):
             if not is_message(item):
                 raise TypeError(
-                    f"{where}[{i}] must be {_MESSAGE_HINT}, not a {type(item).__name__} ({_shown(item)})"
+                    f"{where}[{i}] must be {_MESSAGE_HINT}, not {_a(type(item).__name__)} ({_shown(item)})"
                     + ("; pass one str, or UserMessage(...) items" if isinstance(item, str) else "")
                 )
         return tuple(prompts)
     hint = '; build the message instead, e.g. UserMessage("hi")' if isinstance(prompts, Mapping) else ""
     raise TypeError(f"{where} must be a str, a message or a list of messages, "
-                    f"not a {type(prompts).__name__} ({_shown(prompts)}){hint}")
+                    f"not {_a(type(prompts).__name__)} ({_shown(prompts)}){hint}")
 
 
 def polled_messages(hook: str, value: Any) -> tuple[Any, ...]:
@@ -538,11 +554,11 @@ def polled_messages(hook: str, value: Any) -> tuple[Any, ...]:
     if is_message(value):
         raise TypeError(f"{hook} returned a single {type(value).__name__}; expected a list of messages")
     if not isinstance(value, (list, tuple)) and (isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__")):
-        raise TypeError(f"{hook} returned a {type(value).__name__} ({_shown(value)}); expected a list of messages")
+        raise TypeError(f"{hook} returned {_a(type(value).__name__)} ({_shown(value)}); expected a list of messages")
     items = tuple(value)
     for i, item in enumerate(items):
         if not is_message(item):
-            raise TypeError(f"{hook} returned a list whose item {i} is a {type(item).__name__} "
+            raise TypeError(f"{hook} returned a list whose item {i} is {_a(type(item).__name__)} "
                             f"({_shown(item)}); expected {_MESSAGE_HINT}")
     return items
 
@@ -550,13 +566,13 @@ def polled_messages(hook: str, value: Any) -> tuple[Any, ...]:
 def check_run_arguments(context: Any, config: Any, signal: Any, stream_fn: Any, fn: str) -> None:
     """The loop's other arguments have the right types (``TypeError`` naming the one that does not)."""
     if not isinstance(context, AgentContext):
-        raise TypeError(f"{fn}() argument 'context' must be an AgentContext, not a {type(context).__name__}")
+        raise TypeError(f"{fn}() argument 'context' must be an AgentContext, not {_a(type(context).__name__)}")
     if not isinstance(config, AgentLoopConfig):
-        raise TypeError(f"{fn}() argument 'config' must be an AgentLoopConfig, not a {type(config).__name__}")
+        raise TypeError(f"{fn}() argument 'config' must be an AgentLoopConfig, not {_a(type(config).__name__)}")
     if signal is not None and not (hasattr(signal, "aborted") and hasattr(signal, "add_callback")):
-        raise TypeError(f"{fn}() argument 'signal' must be an AbortSignal or None, not a {type(signal).__name__}")
+        raise TypeError(f"{fn}() argument 'signal' must be an AbortSignal or None, not {_a(type(signal).__name__)}")
     if stream_fn is not None and not callable(stream_fn):
-        raise TypeError(f"{fn}() argument 'stream_fn' must be callable or None, not a {type(stream_fn).__name__}")
+        raise TypeError(f"{fn}() argument 'stream_fn' must be callable or None, not {_a(type(stream_fn).__name__)}")
 
 
 # --------------------------------------------------------------------------- hooks
@@ -577,12 +593,23 @@ class HookCall:
         return self.fn(*self.args, **self.kwargs)
 
 
+_MESSAGE_TYPES: Final = frozenset(
+    t for t in (UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage,
+                CompactionSummaryMessage, BranchSummaryMessage))
+
+
 def _history(hook: str, value: Any) -> PVector[Any]:
-    if isinstance(value, PVector):
-        return value
+    """What ``transform_context`` / ``convert_to_llm`` returned: a list of messages (checked at
+    C speed for the library's message types, one by one for the others)."""
     if value is None or isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{hook} returned a {type(value).__name__}; expected a list of messages")
-    return pvector(value)
+    items = value if isinstance(value, PVector) else pvector(value)
+    if not _MESSAGE_TYPES.issuperset(map(type, items)):
+        for i, item in enumerate(items):
+            if not is_message(item):
+                raise TypeError(f"{hook} returned a list whose item {i} is {_a(type(item).__name__)} "
+                                f"({_shown(item)}); expected {_MESSAGE_HINT}")
+    return items
 
 
 def _expect(kind: type, name: str) -> Callable[[Any], Any]:
@@ -749,6 +776,12 @@ def deliver(listeners: Sequence[Callable[..., Any]], event: Any, signal: Any = N
     for listener in listeners:
         try:
             args, kwargs = with_signal(listener, (event,), signal)
-            listener(*args, **kwargs)
+            outcome = listener(*args, **kwargs)
+            if inspect.isawaitable(outcome):
+                close = getattr(outcome, "close", None)
+                if close is not None:
+                    close()
+                raise TypeError(f"listener {listener!r} returned an awaitable: the sync interpreter does "
+                                "not await listeners (use interpreters.aio)")
         except Exception:
             _log.exception("listener %r raised on %s; the run goes on", listener, event.type)

@@ -264,6 +264,10 @@ class _SyncRun(Run):
         if returned is None:
             self.feed_abort()
             return
+        if isinstance(returned.error, FATAL):
+            self.stop_for(returned.error)  # the run stops as aborted, then the exception goes on
+            self.feed_abort()
+            return
         try:
             if returned.error is not None:
                 raise returned.error
@@ -338,8 +342,9 @@ class _SyncRun(Run):
             if close is not None:
                 try:
                     close()
-                except Exception:
-                    pass
+                except BaseException as exc:
+                    if isinstance(exc, FATAL):
+                        self.stop_for(exc)  # raised to the caller once the run has ended
         if failure is not None and not signal.aborted:
             self.feed(StreamFailed(effect.id, failure, self.clock()))
             return
@@ -480,6 +485,14 @@ def agent_loop_continue(
     return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
 
 
+def _check_emit(emit: Any, fn: str) -> None:
+    if not callable(emit):
+        raise TypeError(f"{fn}() argument 'emit' must be callable, not {type(emit).__name__!r}")
+    if inspect.iscoroutinefunction(emit) or inspect.iscoroutinefunction(getattr(emit, "__call__", None)):
+        raise TypeError(f"{fn}() argument 'emit' is an async function, which the sync interpreter cannot "
+                        f"await: use interpreters.aio.{fn}, or a sync function")
+
+
 def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:
     listeners, signal = (emit,), stream.signal
     for event in stream:
@@ -502,6 +515,7 @@ def run_agent_loop(
 
     An ``emit`` that raises is logged and the run goes on.
     """
+    _check_emit(emit, "run_agent_loop")
     return _drain(agent_loop(prompts, context, config, signal, stream_fn, journal=journal, clock=clock), emit)
 
 
@@ -516,4 +530,5 @@ def run_agent_loop_continue(
     clock: Callable[[], int] = now_ms,
 ) -> list[AgentMessage]:
     """:func:`run_agent_loop` for a continue."""
+    _check_emit(emit, "run_agent_loop_continue")
     return _drain(agent_loop_continue(context, config, signal, stream_fn, journal=journal, clock=clock), emit)

@@ -327,16 +327,20 @@ def test_a_listener_that_raises_is_logged_and_the_run_goes_on(caplog: pytest.Log
     assert "listener bug" in caplog.text and "the run goes on" in caplog.text
 
 
-def test_async_tool_cancelled_gives_an_error_result() -> None:
+def test_an_async_tool_raising_cancelled_error_itself_gives_an_error_result() -> None:
+    """Its own CancelledError (not the run's cancellation) is a failure like any exception, with
+    the same text as under the sync interpreter."""
     @tool(name="cancelled")
     async def cancelled(on_update: Any = None) -> str:
         """Gets cancelled."""
         raise asyncio.CancelledError()
 
     model = ScriptedModel([Reply(tool_calls=(("cancelled", {}),)), "ok"])
-    _, messages = run("asyncio", "go", AgentContext("", [], [cancelled]), AgentLoopConfig(model=MODEL), model)
-    assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
-        ("Tool execution was cancelled", True)]
+    for flavour in ("asyncio", "sync"):
+        _, messages = run(flavour, "go", AgentContext("", [], [cancelled]), AgentLoopConfig(model=MODEL), model)
+        assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
+            ("CancelledError", True)]
+        model = ScriptedModel([Reply(tool_calls=(("cancelled", {}),)), "ok"])
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
