@@ -320,15 +320,16 @@ class _AsyncRun(Run):
         the run was aborted meanwhile."""
         key = self.config.api_key
         get = self.config.get_api_key
-        if get is None:
-            return True, key
-        args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
-        live, value = await self.interruptibly(get, *args, **kwargs)
-        if not live:
-            return False, None
-        if type(value) is _Raised:
-            raise value.error
-        return True, value or key
+        if get is not None:
+            args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
+            live, value = await self.interruptibly(get, *args, **kwargs)
+            if not live:
+                return False, None
+            if type(value) is _Raised:
+                raise value.error
+            key = value or key
+        self.keys_used(effect.model.provider, key)
+        return True, key
 
     async def call_llm(self, effect: CallLlm) -> AsyncIterator[AgentEvent]:
         signal = self.signal

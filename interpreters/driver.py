@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -85,6 +86,7 @@ from agentcore import (
     AssistantMessage,
 )
 from agentcore.codec import PartialFold
+from agentcore.providers.catalog import ENV_KEYS
 from agentcore.machine import Rejection, transition
 
 from .signal import AbortSignal
@@ -101,6 +103,7 @@ __all__ = [
     "check_run_arguments",
     "StreamItems",
     "deliver",
+    "environment_key",
     "is_message",
     "observers",
     "tool_scopes",
@@ -236,6 +239,7 @@ class Run:
         self.abort_deadline = 0.0
         self.finished = False
         self.fatal: BaseException | None = None
+        self.secrets_told: set[str] = set()
         self.messages: tuple[AgentMessage, ...] = ()
 
     abort_grace: float = 5.0
@@ -361,6 +365,19 @@ class Run:
 
     # -- tools
 
+    def keys_used(self, provider: str, key: str | None) -> None:
+        """Tell the journals (a recorder, a tracer) the API keys this model call may use: the
+        resolved ``key`` and the provider's environment variable, so that no line or attribute
+        holds one, whatever its shape."""
+        found = [k for k in (key, environment_key(provider)) if k and k not in self.secrets_told]
+        if not found:
+            return
+        self.secrets_told.update(found)
+        for journal in self.driver.journals:
+            add = getattr(journal, "add_secrets", None)
+            if add is not None:
+                add(found)
+
     def timeout_of(self, tool: AgentTool | None) -> int | None:
         """The time limit of one call of ``tool`` in ms (``None``: no limit)."""
         ms = tool.timeout_ms if tool is not None and tool.timeout_ms is not None else self.config.tool_timeout_ms
@@ -410,6 +427,12 @@ def _nothing() -> None:
 FATAL: Final = (KeyboardInterrupt, SystemExit)
 """Exceptions of user code that stop the run (which still ends with ``agent_end``) and are then
 raised to the caller; every other exception becomes an error result or a failed reply."""
+
+
+def environment_key(provider: str) -> str | None:
+    """The API key the provider's usual environment variable holds (``None``: not set)."""
+    name = ENV_KEYS.get(provider)
+    return (os.environ.get(name) or None) if name else None
 
 
 def failure_text(exc: BaseException) -> str:

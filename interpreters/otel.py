@@ -50,7 +50,8 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -96,7 +97,7 @@ from agentcore import (
     thaw,
 )
 
-from .transcript import _known_secrets, scrub
+from .transcript import _known_secrets, scrub, secret_forms
 
 __all__ = [
     "SEMCONV_VERSION",
@@ -278,11 +279,12 @@ class _Run:
 class _ToolScope:
     """Makes a tool span current in the tool's thread or task; records what the tool raised."""
 
-    __slots__ = ("_span", "_token")
+    __slots__ = ("_span", "_token", "_redact")
 
-    def __init__(self, span: Span) -> None:
+    def __init__(self, span: Span, redact: Callable[[str], str]) -> None:
         self._span = span
         self._token: object = None
+        self._redact = redact
 
     def __enter__(self) -> Span:
         self._token = otel_context.attach(trace.set_span_in_context(self._span))
@@ -292,7 +294,10 @@ class _ToolScope:
                  tb: TracebackType | None) -> None:
         try:
             if isinstance(exc, Exception):
-                self._span.record_exception(exc)
+                trace_text = "".join(traceback.format_exception(type(exc), exc, tb))
+                self._span.record_exception(exc, attributes={  # no key in the message or the trace
+                    "exception.message": self._redact(str(exc)),
+                    "exception.stacktrace": self._redact(trace_text)})
         finally:
             otel_context.detach(self._token)  # type: ignore[arg-type]
 
@@ -345,6 +350,11 @@ class TracingObserver:
         self._secrets = _known_secrets(config, ())
         self._run: _Run | None = None
         self._servers: dict[str, tuple[str | None, int | None]] = {}
+
+    def add_secrets(self, values: Sequence[str]) -> None:
+        """Redact these too (the interpreter reports each API key a run resolves)."""
+        merged = set(self._secrets) | set(secret_forms(values))
+        self._secrets = tuple(sorted(merged, key=len, reverse=True))
 
     # -- the Journal protocol
 
@@ -416,11 +426,11 @@ class TracingObserver:
             return nullcontext()
         tool = run.tools.get(effect.id)
         if tool is not None:
-            return _ToolScope(tool.span)
+            return _ToolScope(tool.span, self._redact)
         # A sampled-out run still propagates its (unsampled) context, so the tool's own spans
         # are sampled out with it instead of starting traces of their own. Without an SDK there
         # is no context worth propagating.
-        return _ToolScope(run.span) if run.propagate else nullcontext()
+        return _ToolScope(run.span, self._redact) if run.propagate else nullcontext()
 
     def close(self) -> None:
         """End every span still open (a run abandoned with ``stream.close()`` never records

@@ -281,15 +281,16 @@ class _SyncRun(Run):
         ``(False, None)`` when the run was aborted meanwhile."""
         key = self.config.api_key
         get = self.config.get_api_key
-        if get is None:
-            return True, key
-        args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
-        returned = self.off_thread(get, *args, **kwargs)
-        if returned is None:
-            return False, None
-        if returned.error is not None:
-            raise returned.error
-        return True, returned.value or key
+        if get is not None:
+            args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
+            returned = self.off_thread(get, *args, **kwargs)
+            if returned is None:
+                return False, None
+            if returned.error is not None:
+                raise returned.error
+            key = returned.value or key
+        self.keys_used(effect.model.provider, key)
+        return True, key
 
     def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
         signal = self.signal

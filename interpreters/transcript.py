@@ -115,6 +115,8 @@ from agentcore.stream import (
 )
 from agentcore.tools import AgentToolResult
 
+from .driver import environment_key
+
 __all__ = [
     "FORMAT",
     "READABLE_VERSIONS",
@@ -127,6 +129,7 @@ __all__ = [
     "expand",
     "read_transcript",
     "record_to",
+    "secret_forms",
 ]
 
 FORMAT: Final = "agentcore-fx"
@@ -159,16 +162,24 @@ def _known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tupl
     if config is not None:
         if config.api_key:
             found.append(config.api_key)
+        env = environment_key(config.model.provider)
+        if env:
+            found.append(env)
         for headers in (config.headers, config.model.headers):
             for name, value in (headers or {}).items():
                 if isinstance(value, str) and len(value) >= 8 and _SENSITIVE_HEADER.search(str(name)):
                     found.append(value)
                     if value.lower().startswith("bearer "):
                         found.append(value[7:])
+    return secret_forms(found)
+
+
+def secret_forms(found: Sequence[str]) -> tuple[str, ...]:
+    """Every form a secret may take in a line, longest first."""
     # Lines are JSON: a secret with a quote, a backslash, a control or a non-ASCII character is
     # written escaped, so look for its escaped forms too; twice escaped as well, for JSON held in
     # a JSON string (the streamed arguments of a tool call).
-    forms = set(found)
+    forms = {s for s in found if s}
     for _ in range(2):
         for form in list(forms):
             forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
@@ -1019,6 +1030,12 @@ class TranscriptRecorder:
                     end_of_turn = True
                     break
         self._put(held + line, now=end_of_turn)
+
+    def add_secrets(self, values: Sequence[str]) -> None:
+        """Never write these either (the interpreter reports each API key a run resolves:
+        ``get_api_key``'s answer, the provider's environment variable)."""
+        merged = set(self.secrets) | set(secret_forms(values))
+        self.secrets = tuple(sorted(merged, key=len, reverse=True))
 
     @property
     def steps(self) -> int:
