@@ -26,7 +26,10 @@ agentcore.codec.CodecError: unknown type tag 'nope' at $ (register application t
 
 from __future__ import annotations
 
+import base64 as _base64
 import dataclasses
+import decimal as _decimal
+import enum as _enum
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -46,7 +49,7 @@ from . import stream as _stream
 from . import tools as _tools
 from .frozen import FrozenDict, freeze
 
-__all__ = ["CodecError", "PartialFold", "dumps", "from_json", "loads", "register", "to_json", "try_from_json"]
+__all__ = ["CodecError", "PartialFold", "dumps", "from_json", "json_form", "loads", "register", "to_json", "try_from_json"]
 
 
 class CodecError(ValueError):
@@ -87,14 +90,45 @@ def _encode_raw(value: Any) -> Any:
     if type(value) in _SCALARS:
         return value
     if isinstance(value, FrozenDict):
-        return {k: _encode_raw(v) for k, v in value._data.items()}
+        return {str(k): _encode_raw(v) for k, v in value._data.items()}
     if isinstance(value, Mapping):
-        return {k: _encode_raw(v) for k, v in value.items()}
+        return {str(k): _encode_raw(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
         return [_encode_raw(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_json(value)
-    return value
+    return json_form(value)
+
+
+def json_form(value: Any) -> Any:
+    """What JSON cannot hold, as the JSON that stands for it in free-form fields (tool
+    arguments, ``details``): datetimes, dates and times as ISO 8601 text, ``Decimal`` as its
+    exact text, sets as sorted lists, bytes as base64 text, an ``Enum`` as its value, and any other
+    object as its ``repr``. A run keeps the objects; what is encoded (a transcript, the Ray
+    wire) keeps this form, which encodes to itself, so a replay is identical.
+
+    >>> import decimal
+    >>> json_form(decimal.Decimal("1.10")), json_form({3, 1}), json_form(b"hi")
+    ('1.10', [1, 3], 'aGk=')
+    """
+    if type(value) in _SCALARS:
+        return value
+    isoformat = getattr(value, "isoformat", None)
+    if callable(isoformat) and not isinstance(value, type):  # datetime, date, time (no clock read)
+        return str(isoformat())
+    if isinstance(value, _decimal.Decimal):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        items = [_encode_raw(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, _enum.Enum):
+        return _encode_raw(value.value)
+    if isinstance(value, (int, float, str)):  # subclasses: their plain value
+        return (int if isinstance(value, int) and not isinstance(value, bool) else
+                bool if isinstance(value, bool) else float if isinstance(value, float) else str)(value)
+    return repr(value)
 
 
 def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),

@@ -147,3 +147,42 @@ def test_a_changed_response_id_is_named_in_the_headline(tmp_path: Path) -> None:
     headline = str(info.value).splitlines()[0]
     assert headline.endswith("(emit message_end): message_end.message.response_id: recorded 'resp-42', "
                              "now 'resp-43'"), headline
+
+
+def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: str, tmp_path: Path) -> None:
+    import datetime
+    import decimal
+    import enum
+
+    from agentcore import AgentToolResult
+    from interpreters import ScriptedModel, tool
+    from interpreters.scripted import Reply
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    class Opaque:
+        def __repr__(self) -> str:
+            return "Opaque(42)"
+
+    details = {"when": datetime.datetime(2026, 12, 1, 20, 5, tzinfo=datetime.timezone.utc),
+               "amount": decimal.Decimal("1.10"), "tags": {"b", "a"}, "raw": b"\x00\x01",
+               "colour": Colour.RED, "thing": Opaque()}
+
+    @tool
+    def report() -> AgentToolResult:
+        """Report."""
+        return AgentToolResult((TextContent("done"),), details=details)
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext("", [], [report]), AgentLoopConfig(model=MODEL)
+    _, messages = run(flavour, "go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("report", {}),)), "ok"]),
+                      journal=TranscriptRecorder(path, ctx, cfg))
+    assert messages[-1].text == "ok" and messages[2].details["thing"] is details["thing"]  # the run keeps them
+    assert ('{"when":"2026-12-01T20:05:00+00:00","amount":"1.10","tags":["a","b"],"raw":"AAE=",'
+            '"colour":"red","thing":"Opaque(42)"}') in path.read_text()
+    result = replay(path)
+    assert result.finished and result.messages[-1] == messages[-1]
+    assert dict(result.messages[2].details) == {"when": "2026-12-01T20:05:00+00:00", "amount": "1.10",
+                                                "tags": ("a", "b"), "raw": "AAE=", "colour": "red",
+                                                "thing": "Opaque(42)"}
