@@ -24,6 +24,12 @@ ABORT_DIVERGES = pytest.mark.xfail(strict=True, raises=ReplayDivergence, reason=
     "BUG: the strict replay of an aborted run diverges: the recorded aborted reply keeps what "
     "the stream had given (response_id, usage) and the replay rebuilds it without them"))
 
+NO_TOOL_GRAMMAR = pytest.mark.xfail(run=False, reason=(
+    "HARNESS (not a library bug): llama-server 0.5.0-dev (llama-cpp-python 0.3.36) finds no "
+    "tool-call format in the tiny model's Hermes template, so it applies no grammar: with "
+    "logit_bias on <tool_call> the reply is '<tool_call><tool_call>...' text until max_tokens "
+    "(tool_choice=required too); the template must be made recognisable"))
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

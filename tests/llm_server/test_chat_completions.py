@@ -12,7 +12,7 @@ import pytest
 from agentcore.texts import length_cutoff_text
 from interpreters.http import HttpStreamer
 
-from .helpers import TOOLS, assert_replays, bias_payload, model_for, run_recorded, seeded
+from .helpers import NO_TOOL_GRAMMAR, TOOLS, assert_replays, bias_payload, model_for, run_recorded, seeded
 
 
 class TeeTransport(httpx.HTTPTransport):
@@ -68,6 +68,7 @@ def test_streamed_text_ends_with_stop(chat_server: Any, tmp_path: Path) -> None:
     assert_replays(run)
 
 
+@NO_TOOL_GRAMMAR
 def test_forced_tool_call_runs_and_the_loop_goes_on(chat_server: Any, models: Any, tmp_path: Path) -> None:
     on_payload, bodies = bias_payload(models.vocab.tool_call)
     run = run_recorded(tmp_path, "Pick a color.", model_for(chat_server), tools=TOOLS,
@@ -92,6 +93,7 @@ def test_forced_tool_call_runs_and_the_loop_goes_on(chat_server: Any, models: An
     assert_replays(run)
 
 
+@NO_TOOL_GRAMMAR
 def test_parallel_calls(chat_server: Any, models: Any, tmp_path: Path) -> None:
     for seed in range(1, 60):
         on_payload, _ = bias_payload(models.vocab.tool_call, bias=30.0, parallel=True, seed=seed)
@@ -111,6 +113,7 @@ def test_parallel_calls(chat_server: Any, models: Any, tmp_path: Path) -> None:
     assert_replays(run)
 
 
+@NO_TOOL_GRAMMAR
 def test_calls_cut_by_max_tokens_get_the_length_error(never_server: Any, models: Any, tmp_path: Path) -> None:
     # Lifted <tool_call> on every request with parallel calls: the model calls tools until the
     # output limit cuts the reply.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import TOOLS, assert_replays, model_for, run_recorded, seeded
+from .helpers import NO_TOOL_GRAMMAR, TOOLS, assert_replays, model_for, run_recorded, seeded
 
 APIS = ["anthropic-messages", "openai-responses"]
 
@@ -31,6 +31,7 @@ def test_streamed_text(api: Any, chat_server: Any, tmp_path: Path) -> None:
     assert_replays(run)
 
 
+@NO_TOOL_GRAMMAR
 @pytest.mark.parametrize("api", APIS)
 def test_forced_tool_calls_through_two_turns(api: Any, forcing_server: Any, tmp_path: Path) -> None:
     # The server lifts <tool_call> on every reply: each turn is one call; stop after two.
