@@ -764,9 +764,10 @@ def _execute(s: _Draft, tx: _Tx, index: int) -> _Draft:
 
 
 def _finish_execution(s: _Draft, tx: _Tx, index: int, result: AgentToolResult, is_error: bool) -> _Draft:
-    """The tool returned (or raised): run ``after_tool_call`` or complete the slot."""
+    """The tool returned (or raised): run ``after_tool_call`` or complete the slot. After an
+    abort no hook is asked for any more: the call keeps its own result."""
     slot = _slot(s, index)
-    if "after_tool_call" in s.hooks:
+    if "after_tool_call" in s.hooks and not s.aborted:
         batch = s.phase
         assert isinstance(batch, RunningTools)
         s, id = _new_id(s)

@@ -142,6 +142,8 @@ class _AsyncRun(Run):
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.interruptible: asyncio.Task[Any] | None = None
         self.cancelled_by_abort = False
+        self.reading: asyncio.Future[Any] | None = None
+        """A worker thread's read of the next event of a sync stream."""
         self.inline_tool: tuple[asyncio.Task[Any], int] | None = None
         """The run task and the id of a lone ``async def`` tool it awaits inline."""
         self.giving_up_inline = False
@@ -344,6 +346,7 @@ class _AsyncRun(Run):
         try:
             try:
                 live, api_key = (await self.api_key(effect)) if not signal.aborted else (False, None)
+                live = live and not signal.aborted  # no model call starts after an abort
                 if live:
                     assert stream_fn is not None
                     options = stream_options(effect, self.config, api_key, signal)
@@ -364,7 +367,9 @@ class _AsyncRun(Run):
                     source = sync_source
 
                     async def next_in_thread() -> Any:  # the event, _END or what it raised
-                        return await asyncio.to_thread(_boxed, next, (sync_source, _END), {})
+                        read = asyncio.ensure_future(asyncio.to_thread(_boxed, next, (sync_source, _END), {}))
+                        self.reading = read
+                        return await asyncio.shield(read)
 
                     next_event = next_in_thread
             except BaseException as exc:
@@ -397,6 +402,13 @@ class _AsyncRun(Run):
                             break
                         if task is not None:
                             task.uncancel()
+                        read, self.reading = self.reading, None
+                        if read is not None:  # what the stream raised as the abort landed still counts
+                            await asyncio.wait((read,), timeout=self.hook_grace)
+                            if read.done() and not read.cancelled():
+                                raised = read.result()
+                                if type(raised) is _Raised and isinstance(raised.error, FATAL):
+                                    self.stop_for(raised.error)
                         break
                     except BaseException as exc:
                         failure = self.failed(exc)
@@ -589,15 +601,25 @@ def agent_loop_continue(
 
 async def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:
     signal = stream.signal
+    fatal: BaseException | None = None
     async for event in stream:
         try:
             args, kwargs = with_signal(emit, (event,), signal)
             outcome = emit(*args, **kwargs)
             if inspect.isawaitable(outcome):
                 await outcome
-        except Exception:
+        except FATAL as exc:  # the listener's Ctrl-C or exit: abort, let the run end, then raise
+            if fatal is None:
+                fatal = exc
+                signal.abort(f"{type(exc).__name__} in a listener")
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
             _log.exception("listener %r raised on %s; the run goes on", emit, event.type)
-    return await stream.result()
+    messages = await stream.result()
+    if fatal is not None:
+        raise fatal
+    return messages
 
 
 async def run_agent_loop(

@@ -445,7 +445,10 @@ def failure_text(exc: BaseException) -> str:
     if (isinstance(exc, RuntimeError) and isinstance(cause, (StopIteration, StopAsyncIteration))
             and str(exc).endswith(f" raised {type(cause).__name__}")):
         exc = cause  # PEP 479 turned what the user raised into a RuntimeError
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # an exception whose __str__ fails still has a name
+        return f"{type(exc).__name__} (its message could not be read)"
     return text if text else type(exc).__name__
 
 
@@ -806,5 +809,7 @@ def deliver(listeners: Sequence[Callable[..., Any]], event: Any, signal: Any = N
                     close()
                 raise TypeError(f"listener {listener!r} returned an awaitable: the sync interpreter does "
                                 "not await listeners (use interpreters.aio)")
-        except Exception:
+        except FATAL:
+            raise  # the caller stops the run (it still ends), then raises it
+        except BaseException:
             _log.exception("listener %r raised on %s; the run goes on", listener, event.type)

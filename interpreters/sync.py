@@ -303,7 +303,7 @@ class _SyncRun(Run):
         try:
             try:
                 live, api_key = self.api_key(effect) if not signal.aborted else (False, None)
-                if live:
+                if live and not signal.aborted:  # no model call starts after an abort
                     assert stream_fn is not None
                     options = stream_options(effect, self.config, api_key, signal)
                     iterator = _sync_iterator(stream_fn(effect.model, llm_context(effect), options))
@@ -496,9 +496,18 @@ def _check_emit(emit: Any, fn: str) -> None:
 
 def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:
     listeners, signal = (emit,), stream.signal
+    fatal: BaseException | None = None
     for event in stream:
-        deliver(listeners, event, signal)
-    return stream.result()
+        try:
+            deliver(listeners, event, signal)
+        except FATAL as exc:  # the listener's Ctrl-C or exit: abort, let the run end, then raise
+            if fatal is None:
+                fatal = exc
+                signal.abort(f"{type(exc).__name__} in a listener")
+    messages = stream.result()
+    if fatal is not None:
+        raise fatal
+    return messages
 
 
 def run_agent_loop(
