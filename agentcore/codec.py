@@ -388,7 +388,9 @@ class PartialFold:
         """``event`` with the library's partial instead of its ``AssistantMessage`` one: the
         content folded from the events' own fields, the header taken from the message. An event
         the fold cannot place is given back as it is (the core will say what is wrong with it)."""
-        message = event.partial
+        message = getattr(event, "partial", None)
+        if not isinstance(message, _messages.AssistantMessage):
+            return event  # nothing to adopt (a done or error event, the library's partial)
         header = dataclasses.replace(message, content=())
         if isinstance(event, _stream.StartEvent):
             blocks = tuple(message.content)
