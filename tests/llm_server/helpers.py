@@ -20,10 +20,6 @@ from interpreters.replay import ReplayDivergence, replay
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
-ABORT_DIVERGES = pytest.mark.xfail(strict=True, raises=ReplayDivergence, reason=(
-    "BUG: the strict replay of an aborted run diverges: the recorded aborted reply keeps what "
-    "the stream had given (response_id, usage) and the replay rebuilds it without them"))
-
 NO_TOOL_GRAMMAR = pytest.mark.xfail(run=False, reason=(
     "HARNESS (not a library bug): llama-server 0.5.0-dev (llama-cpp-python 0.3.36) finds no "
     "tool-call format in the tiny model's Hermes template, so it applies no grammar: with "

@@ -15,7 +15,7 @@ from interpreters import AbortSignal, TranscriptRecorder
 from interpreters.aio import run_agent_loop
 from interpreters.http import AsyncHttpStreamer
 
-from .helpers import NO_TOOL_GRAMMAR, ABORT_DIVERGES, TOOLS, Run, assert_replays, bias_payload, free_port, model_for, seeded
+from .helpers import NO_TOOL_GRAMMAR, TOOLS, Run, assert_replays, bias_payload, free_port, model_for, seeded
 
 
 async def arun(tmp_path: Path, prompt: str, model: Model, *, tools: Any = (), signal: Any = None,
@@ -90,7 +90,6 @@ def test_aio_abort_mid_stream(aio_aborted: Run) -> None:
     assert aio_aborted.extra["idle_after"] < 2.0
 
 
-@ABORT_DIVERGES
 def test_aio_aborted_run_replays_strictly(aio_aborted: Run) -> None:
     assert_replays(aio_aborted)
 

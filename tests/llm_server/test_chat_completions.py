@@ -64,7 +64,7 @@ def test_streamed_text_ends_with_stop(chat_server: Any, tmp_path: Path) -> None:
     assert reply.text.isascii() and reply.text.isprintable() or "\n" in reply.text
     assert reply.api == "openai-completions" and reply.provider == "llama.cpp"
     assert reply.usage.output >= len(run.deltas())
-    assert reply.usage.input > 10
+    assert reply.usage.input + reply.usage.cache_read > 10  # the server caches the prompt across seeds
     assert_replays(run)
 
 

@@ -26,7 +26,7 @@ def test_run_recorded_then_replayed(chat_server: Any, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
     assert events[0]["type"] == "agent_start" and events[-1]["type"] == "agent_end"
-    ends = [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    ends = [e for e in events if e["type"] == "message_end" and e["message"]["type"] == "assistant"]
     assert ends and ends[-1]["message"]["stop_reason"] == "stop"
     assert ends[-1]["message"]["usage"]["input"] > 0
     replayed = cli("transcript", "replay", str(path))

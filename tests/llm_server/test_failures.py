@@ -15,7 +15,7 @@ from agentcore.messages import Model
 from interpreters import AbortSignal
 from interpreters.http import HttpStreamer
 
-from .helpers import ABORT_DIVERGES, Run, assert_replays, free_port, model_for, run_recorded
+from .helpers import Run, assert_replays, free_port, model_for, run_recorded
 
 
 def abort_after(n_deltas: int, signal: AbortSignal, marks: dict[str, float]) -> Any:
@@ -59,7 +59,6 @@ def test_abort_mid_stream_is_quick_and_stops_the_server(aborted_run: Run) -> Non
           f"later; it generated {aborted_run.extra['predicted']:.0f} of 3500 tokens")
 
 
-@ABORT_DIVERGES
 def test_aborted_run_replays_strictly(aborted_run: Run) -> None:
     assert_replays(aborted_run)
 
