@@ -31,13 +31,14 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from agentcore import (
     AgentEndEvent,
@@ -300,6 +301,7 @@ class PlainRenderer(LiveRenderer):
         self._announced: set[str] = set()
 
     def _style(self, text: str, style: str) -> str:
+        text = terminal_safe(text)
         code = _ANSI.get(style, "")
         return f"\033[{code}m{text}\033[0m" if self.color and code and text else text
 
@@ -371,7 +373,7 @@ class RichRenderer(LiveRenderer):
         self._lock = threading.RLock()
 
     def _print(self, text: str, style: str, end: str) -> None:
-        self.console.print(text, style=_RICH.get(style) or None, end=end, markup=False,
+        self.console.print(terminal_safe(text), style=_RICH.get(style) or None, end=end, markup=False,
                            highlight=False, soft_wrap=True)
 
     def begin(self, label: str, style: str) -> None:
@@ -575,14 +577,33 @@ def _header_facts(header: Mapping[str, Any]) -> list[tuple[str, str]]:
 # ---- text
 
 
+_STYLE_ON: Final = "\ue000"
+_STYLE_OFF: Final = "\ue001"
+_UNSAFE: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ue000\ue001]")
+
+
+def terminal_safe(text: str) -> str:
+    r"""Recorded or streamed text as a terminal may show it: control characters (escape
+    sequences that clear the screen, set the window title or the clipboard), bidirectional
+    overrides and line separators written as visible escapes; line breaks and tabs kept.
+
+    >>> print(terminal_safe("hi\x1b]0;pwned\x07 there"))
+    hi\x1b]0;pwned\x07 there
+    """
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", text)
+
+
 def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: str = "",
                       steps: int | None = None, color: bool = False,
                       notes: Iterable[str] = ()) -> str:
     """A recorded run as text: turns, messages, tool calls with arguments and results, usage."""
 
+    # Styling is marked with private characters while the text is built, then every piece of
+    # recorded text is made safe at once and the marks become the terminal's codes.
     def st(text: str, style: str) -> str:
         code = _ANSI.get(style, "")
-        return f"\033[{code}m{text}\033[0m" if color and code and text else text
+        return f"{_STYLE_ON}{code}m{text}{_STYLE_OFF}" if color and code and text else text
 
     def indent(text: str, prefix: str) -> str:
         return "\n".join(prefix + line for line in text.splitlines()) if text else prefix.rstrip()
@@ -638,7 +659,8 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
     state = "finished" if conv.finished else "not finished"
     out.append(st(f"Total: {len(conv.turns)} turns, {len(conv.tool_calls)} tool calls, {conv.usage} ({state})",
                   "agent"))
-    return "\n".join(out) + "\n"
+    text = terminal_safe("\n".join(out) + "\n")
+    return text.replace(_STYLE_ON, "\033[").replace(_STYLE_OFF, "\033[0m")
 
 
 def _args_json(args: Any) -> str:

@@ -120,3 +120,19 @@ def test_html_is_self_contained_and_escaped(demo_transcript: Path, tmp_path: Pat
     assert "120 / 80 = 1.5" in page and "278 in / 113 out tokens" in page
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page)  # no network resource
     assert "<script" not in page and "@import" not in page and "url(" not in page
+
+
+def test_show_escapes_recorded_terminal_control_sequences(tmp_path: Path) -> None:
+    from agentcore import AgentContext, AgentLoopConfig, Model
+    from interpreters import ScriptedModel, run_agent_loop
+    from interpreters.transcript import TranscriptRecorder
+
+    nasty = "ok\x1b[2J\x1b]0;owned\x07\x1b]52;c;cGF5bG9hZA==\x07\u202eevil"
+    path = tmp_path / "nasty.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    run_agent_loop(nasty, ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel([nasty]),
+                   journal=TranscriptRecorder(path, ctx, cfg))
+    proc = run_cli("transcript", "show", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\u202e" not in proc.stdout
+    assert "ok\\x1b[2J\\x1b]0;owned\\x07\\x1b]52;c;cGF5bG9hZA==\\x07\\u202eevil" in proc.stdout
