@@ -115,7 +115,7 @@ from agentcore.stream import (
 )
 from agentcore.tools import AgentToolResult
 
-from .driver import environment_key
+from .driver import environment_key, is_message
 
 __all__ = [
     "FORMAT",
@@ -1297,6 +1297,9 @@ def decode_state(data: Mapping[str, Any]) -> LoopState:
         raise CodecError(f"a {type(decoded).__name__}, not a LoopState")
     if not isinstance(decoded.run, RunState):
         raise CodecError(f"its run is a {type(decoded.run).__name__}, not a RunState")
+    for i, message in enumerate(decoded.run.messages):
+        if not is_message(message):
+            raise CodecError(f"its message {i} is a {type(message).__name__}, not a message")
     return decoded
 
 

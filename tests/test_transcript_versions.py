@@ -58,3 +58,30 @@ def test_a_version_3_divergence_has_no_such_note(tmp_path: Path) -> None:
     with pytest.raises(ReplayDivergence) as info:
         replay(path)
     assert "note: this transcript has format version" not in str(info.value)
+
+
+@pytest.mark.parametrize("damage", ["messages are a string", "run missing", "unknown model tag"])
+def test_a_damaged_initial_state_names_the_header_line(tmp_path: Path, damage: str) -> None:
+    import json
+
+    from interpreters.replay import replay_llm
+    from interpreters.transcript import TranscriptError
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
+                   journal=TranscriptRecorder(path, ctx, cfg))
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    state = header["initial_state"]
+    if damage == "messages are a string":
+        state["run"]["messages"] = "oops"
+    elif damage == "run missing":
+        del state["run"]
+    else:
+        state["run"]["model"]["type"] = "nope"
+    path.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    for attempt in (lambda: replay(path), lambda: replay_llm(path, cfg)):
+        with pytest.raises(TranscriptError) as info:
+            attempt()
+        assert str(info.value).startswith("line 1: the header's initial_state does not decode: ")
