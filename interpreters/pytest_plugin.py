@@ -51,13 +51,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "agent_replay_options(**options): relax the replay comparison "
                                        "(ignore_timestamps, ignore_system_prompt, tool_calls_only)")
+    config.addinivalue_line("markers", "agent_record_failed_runs: keep the recording of a run that "
+                                       "ends in an error (a test of the failure itself)")
 
 
 class AgentRecording:
     """Runs one agent per call, recording or replaying according to the mode."""
 
-    def __init__(self, path: Path, mode: str, options: ReplayOptions) -> None:
+    def __init__(self, path: Path, mode: str, options: ReplayOptions, keep_failed: bool = False) -> None:
         self.path = path
+        self.keep_failed = keep_failed
         self.mode = mode
         self.options = options
         self.events: list[AgentEvent] = []
@@ -108,11 +111,26 @@ class AgentRecording:
                 pytest.fail(f"agent run diverged from {self.path.name}:\n{diverged}\n\n{_RERECORD.format(path=self.path)}",
                             pytrace=False)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with TranscriptRecorder(self.path, context, config) as recorder:
-            stream = agent_loop(prompts, context, config, stream_fn=stream_fn, journal=recorder,
-                                clock=clock or now_ms)
-            self.events = list(stream)
-            return stream.result()
+        failure: str | None = None
+        try:
+            with TranscriptRecorder(self.path, context, config) as recorder:
+                stream = agent_loop(prompts, context, config, stream_fn=stream_fn, journal=recorder,
+                                    clock=clock or now_ms)
+                self.events = list(stream)
+                messages = stream.result()
+        except Exception as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+        else:
+            last = messages[-1] if messages else None
+            if getattr(last, "stop_reason", None) == "error" and not self.keep_failed:
+                failure = str(getattr(last, "error_message", None) or "the reply was an error")
+        if failure is not None:
+            # A recording of a broken run would be replayed, without a word, after the fix.
+            self.path.unlink(missing_ok=True)
+            pytest.fail(f"recording not saved: the run failed: {failure}. Fix the run and record again, "
+                        "or mark the test with @pytest.mark.agent_record_failed_runs if the failure is "
+                        "what it tests.", pytrace=False)
+        return messages
 
 
 _RERECORD = ("If the change is intended, record the run again: run this test with "
@@ -176,4 +194,5 @@ def agent_recording(request: pytest.FixtureRequest) -> AgentRecording:
     directory = Path(str(request.node.path)).parent / "transcripts"
     # The test's id within its module ("TestA::test_x"), so equal names in two classes differ.
     name = request.node.nodeid.split("::", 1)[-1].replace("::", "__")
-    return AgentRecording(directory / f"{_file_name(name)}.jsonl", mode, options)
+    keep_failed = request.node.get_closest_marker("agent_record_failed_runs") is not None
+    return AgentRecording(directory / f"{_file_name(name)}.jsonl", mode, options, keep_failed)

@@ -145,3 +145,33 @@ def test_a_recording_with_secrets_in_its_start_replays(pytester: pytest.Pytester
     second = run(pytester)
     second.assert_outcomes(passed=1)
     second.stdout.fnmatch_lines(["*REPLAYED 0 calls=hi*"])
+
+
+FAILING_TEST = '''
+import pytest
+from agentcore import AgentContext, AgentLoopConfig, Model
+from interpreters import ScriptedModel
+from interpreters.scripted import error
+
+def test_agent(agent_recording):
+    model = ScriptedModel([error("the provider is down")])
+    agent_recording.run("hi", AgentContext(), AgentLoopConfig(model=Model(id="m")), stream_fn=model)
+
+@pytest.mark.agent_record_failed_runs
+def test_the_failure(agent_recording):
+    model = ScriptedModel([error("the provider is down")])
+    messages = agent_recording.run("hi", AgentContext(), AgentLoopConfig(model=Model(id="m")), stream_fn=model)
+    assert messages[-1].error_message == "the provider is down"
+'''
+
+
+def test_a_run_that_failed_is_not_recorded(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_failing_agent=FAILING_TEST)
+    result = run(pytester)
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*recording not saved: the run failed: the provider is down. Fix the run and "
+                                 "record again, or mark the test with @pytest.mark.agent_record_failed_runs if "
+                                 "the failure is what it tests.*"])
+    transcripts = sorted(p.name for p in (pytester.path / "transcripts").iterdir())
+    assert transcripts == ["test_the_failure.jsonl"]  # the marked test keeps its recording
+    run(pytester).assert_outcomes(failed=1, passed=1)  # still not recorded, still replays the other
