@@ -969,9 +969,11 @@ class TranscriptRecorder:
         self._steps = base_step
         self._state = None
         self._config = config
-        self._file = open(self.path, "ab", buffering=0)
+        self._file = _locked(self.path, truncate=False)
+        self._file.seek(0, os.SEEK_END)
         self._buffer = []
         self._offset = base_step
+        self._header = None
         self._fast = _SHAPES_OK
         self._run = None
         self._runs = version >= 2
@@ -1123,7 +1125,7 @@ class TranscriptRecorder:
         assert self._state is not None
         interpreter = self.interpreter or _which_interpreter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "wb", buffering=0)
+        self._file = _locked(self.path, truncate=True)
         header = _header(self._state, self._config, interpreter, _now_ms())
         self._write(_DUMPS(header) + "\n", now=True)
 
@@ -1187,6 +1189,32 @@ class TranscriptRecorder:
             self.close()
         except Exception:
             pass
+
+
+def _locked(path: Path, *, truncate: bool) -> Any:
+    """The transcript file, opened for writing (unbuffered) with an exclusive lock, so that two
+    processes (workers, pytest-xdist) never write one file. A POSIX record lock: owned by the
+    process, so a resume in the process that left a run open still goes on. Checked before
+    anything is truncated or written; the lock goes with the process."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform
+            pass
+        else:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise RuntimeError(
+                    f"{path}: another process is writing this transcript (a second worker, or "
+                    "pytest-xdist running the same test twice?); give each run its own path") from None
+        if truncate:
+            os.ftruncate(fd, 0)
+        return open(fd, "wb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def record_to(path: str | os.PathLike[str], context: AgentContext, config: AgentLoopConfig,
@@ -1368,6 +1396,8 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
             raise _fail(lineno, f"damaged line (not JSON: {exc})") from None
         if not isinstance(obj, dict):
             raise _fail(lineno, "damaged line (not a JSON object)")
+        if obj.get("transcript") == FORMAT:
+            raise _fail(lineno, "a second header: two recorders wrote this file (spliced); it cannot be replayed")
         if "resumed_from_step" in obj:
             n = obj["resumed_from_step"]
             if not isinstance(n, int) or not 0 <= n <= len(entries):

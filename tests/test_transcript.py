@@ -811,3 +811,43 @@ def test_a_damaged_record_inside_a_line_is_a_transcript_error(
     with pytest.raises(TranscriptError) as info:
         read_transcript(path)
     assert str(info.value) == f"line {index + 1}: {message}"
+
+
+def test_a_recorder_in_another_process_on_the_same_path_fails_at_once_and_destroys_nothing(
+        tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "run.jsonl"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from agentcore import AgentContext, AgentLoopConfig, Model\n"
+        "from interpreters import ScriptedModel, agent_loop\n"
+        "from interpreters.transcript import TranscriptRecorder\n"
+        "ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id='m'))\n"
+        f"stream = agent_loop('hi', ctx, cfg, stream_fn=ScriptedModel(['one']), journal=TranscriptRecorder({str(path)!r}, ctx, cfg))\n"
+        "next(stream); print('holding', flush=True); time.sleep(30)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        before = path.read_bytes()
+        ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+        with pytest.raises(RuntimeError) as info:
+            run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["x"]),
+                           journal=TranscriptRecorder(path, ctx, cfg))
+        assert str(info.value) == (f"{path}: another process is writing this transcript (a second worker, "
+                                   "or pytest-xdist running the same test twice?); give each run its own path")
+        assert path.read_bytes() == before  # nothing truncated, nothing written
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_spliced_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path, ["Hello."])
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:3] + [lines[0]] + lines[3:]) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        read_transcript(path)
+    assert str(info.value) == "line 4: a second header: two recorders wrote this file (spliced); it cannot be replayed"
