@@ -279,8 +279,29 @@ def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> 
         stream_fn = None
         system = args.system or ""
         api_key = resolve_api_key(model, args.api_key_env)
-    config = AgentLoopConfig(model=model, thinking_level=args.thinking, api_key=api_key)
+    limit = getattr(args, "max_turns", None)
+    config = AgentLoopConfig(model=model, thinking_level=args.thinking, api_key=api_key,
+                             max_tokens=getattr(args, "max_tokens", None),
+                             should_stop_after_turn=_turn_limit(limit) if limit else None)
     return Setup(model, stream_fn, tools, config, system, demo)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+def _turn_limit(limit: int) -> Callable[[Any], bool]:
+    """``should_stop_after_turn`` that ends a run after ``limit`` turns (counted in the run's new
+    messages, so one hook serves every run of a chat)."""
+    def stop(ctx: Any) -> bool:
+        return sum(1 for m in ctx.new_messages if getattr(m, "role", None) == "assistant") >= limit
+    return stop
 
 
 # --------------------------------------------------------------------------- running
@@ -974,6 +995,10 @@ def _run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag:
                    help="send the requests to this OpenAI-compatible server (…/v1)")
     p.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable holding the API key (default: the provider's usual one)")
+    p.add_argument("--max-tokens", type=_positive, metavar="N",
+                   help="at most N output tokens per model reply")
+    p.add_argument("--max-turns", type=_positive, metavar="N", default=None,
+                   help="stop a run after N turns (model replies); default: no limit")
     if json_flag:
         p.add_argument("--json", action="store_true",
                        help="print one JSON event per line on stdout instead of rendering")

@@ -107,3 +107,14 @@ def test_run_with_the_offline_demo_model(tmp_path: Path) -> None:
                    env=clean_env(AGENTCORE_DEMO_DELAY="0"))
     assert proc.returncode == 0, proc.stderr
     assert "The trip takes" in proc.stdout
+
+
+def test_max_turns_stops_a_run(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    proc = run_cli("run", "How long is the trip?", "--model", "demo", "--record", str(path),
+                   "--max-turns", "1", "--max-tokens", "77", "--json", env=clean_env(AGENTCORE_DEMO_DELAY="0"))
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert [e["type"] for e in events].count("turn_end") == 1 and events[-1]["type"] == "agent_end"
+    bad = run_cli("run", "x", "--model", "demo", "--max-turns", "0")
+    assert bad.returncode == 2 and "expected a whole number of 1 or more, got '0'" in bad.stderr
