@@ -349,6 +349,10 @@ def drive(stream: Iterable[AgentEvent], listeners: Sequence[Callable[[AgentEvent
     """Run a sync event stream in a worker thread, handing each event to the listeners; the
     main thread waits and turns the first Ctrl-C into an abort, a second into ``_Interrupted``."""
     outcome: dict[str, Any] = {}
+    # The main thread waits on an Event, not Thread.join: a KeyboardInterrupt inside
+    # join(timeout) can leave is_alive() false while the worker still runs (CPython 3.11, 3.12),
+    # and the run, its transcript included, would be left mid-way.
+    done = threading.Event()
 
     def work() -> None:
         try:
@@ -358,13 +362,15 @@ def drive(stream: Iterable[AgentEvent], listeners: Sequence[Callable[[AgentEvent
             outcome["messages"] = stream.result()  # type: ignore[attr-defined]
         except BaseException as exc:  # handed to the main thread
             outcome["error"] = exc
+        finally:
+            done.set()
 
     worker = threading.Thread(target=work, name="agentcore-run", daemon=True)
     worker.start()
     interrupted = False
-    while worker.is_alive():
+    while not done.is_set():
         try:
-            worker.join(0.1)
+            done.wait(0.1)
         except KeyboardInterrupt:
             if interrupted:
                 raise _Interrupted() from None

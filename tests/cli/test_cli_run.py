@@ -118,3 +118,29 @@ def test_max_turns_stops_a_run(tmp_path: Path) -> None:
     assert [e["type"] for e in events].count("turn_end") == 1 and events[-1]["type"] == "agent_end"
     bad = run_cli("run", "x", "--model", "demo", "--max-turns", "0")
     assert bad.returncode == 2 and "expected a whole number of 1 or more, got '0'" in bad.stderr
+
+
+def test_ctrl_c_aborts_the_run_finishes_the_transcript_and_prints_the_partial_reply(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from .cli_helpers import COMMAND
+    from interpreters.replay import replay
+
+    path = tmp_path / "r.jsonl"
+    proc = subprocess.Popen([*COMMAND, "run", "How long is the trip?", "--model", "demo", "--record", str(path),
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(AGENTCORE_DEMO_DELAY="0.05"))
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"type":"message_update"' in line:
+            break  # the reply is streaming
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    assert "the run was aborted" in err
+    assert out.splitlines()[-1].startswith('{"type":"agent_end"')
+    result = replay(path)  # the transcript was finished, not closed mid-write
+    assert result.finished and result.messages[-1].stop_reason == "aborted"
