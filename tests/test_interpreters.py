@@ -26,44 +26,12 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
+from flavours import run, types
 from interpreters import AbortSignal, ScriptedModel, agent_loop, agent_loop_continue, aio, run_agent_loop, tool
 from interpreters.scripted import Reply, error
 
 MODEL = Model(id="m")
 FLAVOURS = ["sync", "asyncio"]
-
-
-def run(flavour: str, prompt: Any, context: AgentContext, config: AgentLoopConfig, model: Any,
-        signal: AbortSignal | None = None, on_event: Callable[[Any], None] | None = None) -> tuple[list[Any], list[Any]]:
-    events: list[Any] = []
-
-    def collect(event: Any) -> None:
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
-
-    if flavour == "sync":
-        stream = agent_loop(prompt, context, config, signal, model)
-        for event in stream:
-            collect(event)
-        return events, stream.result()
-
-    async def main() -> list[Any]:
-        astream = aio.agent_loop(prompt, context, config, signal, model)
-        async for event in astream:
-            collect(event)
-        return await astream.result()
-
-    return events, asyncio.run(main())
-
-
-def types(events: list[Any]) -> list[str]:
-    out: list[str] = []
-    for e in events:
-        if e.type == "message_update" and out and out[-1] == "message_update":
-            continue
-        out.append(e.type)
-    return out
 
 
 @tool
