@@ -277,6 +277,21 @@ def test_every_record_type_has_its_tag_and_comes_back_equal_through_json_text() 
     assert back.tool_index == {"add": SPEC}
     assert isinstance(from_json(to_json(CONTEXT)).messages, PVector)
     assert isinstance(from_json(to_json(ContextConverted(1, pvector([USER]), 6))).messages, PVector)
+    # Stream events written without their partials read back without them; a block event's own
+    # fields are required, a tool call's id and name have defaults.
+    for event in STREAM[1:-1]:
+        bare = to_json(event, partials=False)
+        assert set(bare) == set(to_json(event)) - {"partial"}
+        assert from_json(json.loads(json.dumps(bare))) == dataclasses.replace(event, partial=None)
+    with pytest.raises(CodecError) as err:
+        from_json({"type": "text_end", "partial": None})
+    assert str(err.value) == "text_end at $ lacks content_index, content"
+    assert from_json({"type": "toolcall_start", "content_index": 1}) == \
+        dataclasses.replace(TOOLCALL_START, content_index=1, partial=None, id="", name="")
+    # Tools are written as their specs, a partial message as the message it stands for.
+    tool = AgentTool("add", "Add", "adds", {"type": "object"}, lambda *a: None)
+    assert to_json(tool) == to_json(ToolSpec("add", "adds", {"type": "object"}, "Add"))
+    assert to_json(PARTIAL) == {"type": "partial_assistant", "message": to_json(PARTIAL.to_message())}
 
 
 def test_fields_holding_free_json_are_written_as_they_are() -> None:
@@ -741,3 +756,7 @@ def test_adopt_follows_header_changes_and_gives_back_what_it_cannot_place() -> N
     assert f.adopt(unplaceable) is unplaceable
     # its header is taken all the same
     assert f.partial.content == opened.partial.content and f.partial.response_id is None
+    standing = f.partial
+    for done_or_library_partial in (events[-1], events[2], ErrorEvent("error", PLAIN)):
+        assert f.adopt(done_or_library_partial) is done_or_library_partial
+    assert f.partial is standing

@@ -4,6 +4,7 @@ the exact texts and values of argument validation."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -216,3 +217,58 @@ def test_a_schema_that_does_not_compile_names_the_error() -> None:
     spec = ToolSpec("p", parameters={"type": "object", "patternProperties": {"(": {}}})
     assert validate_arguments(spec, {"a": 1}).failure() == (
         'Tool "p" has an invalid parameters schema: error: missing ), unterminated subpattern at position 0')
+
+
+def test_equal_schemas_share_one_compiled_validator(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fastjsonschema
+
+    compiled: list[Any] = []
+    compile_schema = fastjsonschema.compile
+
+    def counting(schema: Any, **options: Any) -> Any:
+        compiled.append(schema)
+        return compile_schema(schema, **options)
+
+    monkeypatch.setattr(fastjsonschema, "compile", counting)
+    first = {"$comment": "test_tools_edges.shared", "type": "object", "properties": {"n": {"type": "integer"}}}
+    same_keys_other_order = {"properties": {"n": {"type": "integer"}}, "type": "object",
+                             "$comment": "test_tools_edges.shared"}
+    for schema in (first, same_keys_other_order, first):
+        assert validate_arguments(ToolSpec("t", parameters=schema), {"n": 1}).unwrap() == FrozenDict({"n": 1})
+        assert validate_arguments(ToolSpec("t", parameters=schema), {"n": "x"}).failure().startswith(
+            'Validation failed for tool "t":\n  - n: ')
+    assert compiled == [first]
+    one = {"$comment": "test_tools_edges.one", "const": 1}
+    validate_arguments(ToolSpec("a", parameters=one), 1)
+    validate_arguments(ToolSpec("b", parameters={**one, "const": True}), True)
+    assert len(compiled) == 3  # 1 and true are different schemas
+
+
+def test_arguments_too_deep_to_print_from_a_deep_stack_are_not_shown() -> None:
+    # The argument text is printed recursively: called with little stack left, the failure
+    # still reports what failed, without the arguments. Where printing runs out of stack
+    # depends on the interpreter, so the check lowers the limit step by step.
+    spec = ToolSpec("deep", parameters={"type": "object", "required": ["x"]})
+    deep: Any = 1
+    for _ in range(MAX_JSON_DEPTH - 1):
+        deep = [deep]
+    assert validate_arguments(spec, {"a": 1}).failure().endswith('Received arguments:\n{\n  "a": 1\n}')
+
+    def depth() -> int:
+        frame, n = sys._getframe(), 0
+        while frame is not None:
+            frame, n = frame.f_back, n + 1
+        return n
+
+    outcomes = set()
+    limit = sys.getrecursionlimit()
+    for margin in range(200, 20, -5):
+        sys.setrecursionlimit(depth() + margin)
+        try:
+            outcomes.add(validate_arguments(spec, {"a": deep}).failure())
+        except RecursionError:
+            outcomes.add("RecursionError")
+        finally:
+            sys.setrecursionlimit(limit)
+    assert ('Validation failed for tool "deep":\n  - root: \'x\' is a required property\n\n'
+            "Received arguments:\n(not shown: too deeply nested to print here)") in outcomes
