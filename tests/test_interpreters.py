@@ -6,7 +6,6 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from agentcore import (
     AgentContext,
     AgentLoopConfig,
     AgentTool,
-    AgentToolResult,
     AssistantMessage,
     BeforeToolCallResult,
     Model,

@@ -16,7 +16,7 @@ from agentcore.codec import to_json
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
 from interpreters import AbortSignal, TranscriptRecorder, run_agent_loop, tool
 from interpreters.http import HttpStreamer
-from interpreters.replay import ReplayDivergence, replay
+from interpreters.replay import replay
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
