@@ -269,6 +269,10 @@ def test_every_record_type_has_its_tag_and_comes_back_equal_through_json_text() 
         assert back == value, data["type"]
         assert to_json(back) == data
     assert seen == TAGS
+    # Free JSON (fields typed JSON, FrozenDict or Mapping) is written as it is, "type" keys and all.
+    assert to_json(RESULT)["details"] == {"type": "sum", "value": 3}
+    assert to_json(CALL)["arguments"] == {"type": "sum", "a": [1, 2]}
+    assert to_json(MODEL)["headers"] == {"type": "h"}
     # Fields typed as sequences come back as persistent vectors, hook names as a frozenset.
     run = records[-2].run
     back = from_json(to_json(records[-2])).run
@@ -288,6 +292,12 @@ def test_every_record_type_has_its_tag_and_comes_back_equal_through_json_text() 
     assert str(err.value) == "text_end at $ lacks content_index, content"
     assert from_json({"type": "toolcall_start", "content_index": 1}) == \
         dataclasses.replace(TOOLCALL_START, content_index=1, partial=None, id="", name="")
+    for data, where in (({"type": "text_end", "content_index": 0, "content": {"type": "nope"}}, "$.content"),
+                        ({"type": "text_delta", "content_index": 0, "delta": "x", "partial": {"type": "nope"}},
+                         "$.partial")):
+        with pytest.raises(CodecError) as err:
+            from_json(data)
+        assert str(err.value).startswith(f"unknown type tag 'nope' at {where} ")
     # Tools are written as their specs, a partial message as the message it stands for.
     tool = AgentTool("add", "Add", "adds", {"type": "object"}, lambda *a: None)
     assert to_json(tool) == to_json(ToolSpec("add", "adds", {"type": "object"}, "Add"))
@@ -438,6 +448,14 @@ def test_the_json_form_of_what_json_cannot_hold(value: Any, form: Any) -> None:
     free = to_json({"type": "x", "v": value})["value"]["v"]
     assert free == form and type(free) is type(form)
     assert to_json({"type": "x", "v": free})["value"]["v"] == form  # the form encodes to itself
+
+
+def test_a_set_s_order_does_not_depend_on_the_key_order_of_its_objects() -> None:
+    # Sorted by their JSON text with sorted keys: {"a": 1, "b": 0} before {"a": 2}, whatever the
+    # order the keys were given in.
+    items = {FrozenDict({"b": 0, "a": 1}), FrozenDict({"a": 2})}
+    assert json_form(items) == [{"b": 0, "a": 1}, {"a": 2}]
+    assert json_form({FrozenDict({"a": 1, "b": 0}), FrozenDict({"a": 2})}) == [{"a": 1, "b": 0}, {"a": 2}]
 
 
 def test_any_other_object_is_written_as_its_repr() -> None:
@@ -639,12 +657,16 @@ def test_the_fold_keeps_the_recorded_fields_of_each_event() -> None:
     call_open = closed.partial.toolcall_start("c1", "f")
     call_delta = call_open.partial.toolcall_delta(1, '{"x": 1')
     call_end = call_delta.partial.toolcall_end(1, {"y": 2}, id="c2", name="g", thought_signature="ts")
-    events = [start, opened, streamed, closed, call_open, call_delta, call_end]
+    thinking = call_end.partial.thinking_start()
+    thought = thinking.partial.thinking_delta(2, "streamed")
+    thought_end = thought.partial.thinking_end(2, "sig-t", "recorded")
+    events = [start, opened, streamed, closed, call_open, call_delta, call_end, thinking, thought, thought_end]
     rebuilt = fold(events)
     assert rebuilt == events
+    assert rebuilt[-1].partial.content[2] == ThinkingContent("recorded", "sig-t")
     assert rebuilt[3].content == TextContent("replaced", "sig")
-    assert rebuilt[-1].tool_call == ToolCall("c2", "g", {"y": 2}, "ts")
-    assert rebuilt[-1].partial.content[1] == ToolCall("c2", "g", {"y": 2}, "ts")
+    assert rebuilt[6].tool_call == ToolCall("c2", "g", {"y": 2}, "ts")
+    assert rebuilt[6].partial.content[1] == ToolCall("c2", "g", {"y": 2}, "ts")
 
 
 def test_the_fold_passes_events_that_carry_their_partial_and_follows_them() -> None:
@@ -667,7 +689,20 @@ def test_the_fold_needs_the_start_event_first() -> None:
     with pytest.raises(CodecError) as err:
         PartialFold().apply(StartEvent(None))  # type: ignore[arg-type]
     assert str(err.value) == "the start event's partial is a NoneType, not a partial assistant message"
+    with pytest.raises(CodecError) as err:
+        PartialFold().apply(StartEvent(PLAIN))  # type: ignore[arg-type]
+    assert str(err.value) == "the start event's partial is a AssistantMessage, not a partial assistant message"
     assert PartialFold().partial is None
+
+
+def test_the_fold_keeps_the_recorded_content_of_a_redacted_thinking_block() -> None:
+    p = PartialAssistantMessage.begin(model="m")
+    opened = p.thinking_start(redacted=True)
+    streamed = opened.partial.thinking_delta(0, "opaque")
+    closed = streamed.partial.thinking_end(0, "sig")
+    rebuilt = fold([StartEvent(p), opened, streamed, closed])
+    assert rebuilt[-1].content == ThinkingContent("opaque", "sig", True)
+    assert rebuilt[-1].partial.content[0].thinking == "opaque"
 
 
 @pytest.mark.xfail(strict=True, reason="PartialFold rebuilds redacted thinking blocks as not redacted")
