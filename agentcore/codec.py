@@ -49,7 +49,18 @@ from . import stream as _stream
 from . import tools as _tools
 from .frozen import FrozenDict, freeze
 
-__all__ = ["CodecError", "PartialFold", "dumps", "from_json", "json_form", "loads", "register", "to_json", "try_from_json"]
+__all__ = [
+    "CodecError",
+    "PartialFold",
+    "dumps",
+    "encode_raw",
+    "from_json",
+    "json_form",
+    "loads",
+    "register",
+    "to_json",
+    "try_from_json",
+]
 
 
 class CodecError(ValueError):
@@ -86,15 +97,16 @@ def _field_kind(annotation: str) -> str:
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
-def _encode_raw(value: Any) -> Any:
+def encode_raw(value: Any) -> Any:
+    """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags."""
     if type(value) in _SCALARS:
         return value
     if isinstance(value, FrozenDict):
-        return {str(k): _encode_raw(v) for k, v in value._data.items()}
+        return {str(k): encode_raw(v) for k, v in value._data.items()}
     if isinstance(value, Mapping):
-        return {str(k): _encode_raw(v) for k, v in value.items()}
+        return {str(k): encode_raw(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
-        return [_encode_raw(v) for v in value]
+        return [encode_raw(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_json(value)
     return json_form(value)
@@ -119,12 +131,12 @@ def json_form(value: Any) -> Any:
     if isinstance(value, _decimal.Decimal):
         return str(value)
     if isinstance(value, (set, frozenset)):
-        items = [_encode_raw(v) for v in value]
+        items = [encode_raw(v) for v in value]
         return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, _enum.Enum):
-        return _encode_raw(value.value)
+        return encode_raw(value.value)
     if isinstance(value, (int, float, str)):  # subclasses: their plain value
         return (int if isinstance(value, int) and not isinstance(value, bool) else
                 bool if isinstance(value, bool) else float if isinstance(value, float) else str)(value)
@@ -156,7 +168,7 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             if type(v) in scalars:
                 out[fname] = v
             elif kind == "raw":
-                out[fname] = _encode_raw(v)
+                out[fname] = encode_raw(v)
             else:
                 out[fname] = _encode(v, partials)
         return out
@@ -206,7 +218,7 @@ def _encode(value: Any, partials: bool) -> Any:
     if isinstance(value, Mapping):
         if "type" in value:
             # A plain object with its own "type" key must not be read back as a record.
-            return {"type": "json", "value": _encode_raw(value)}
+            return {"type": "json", "value": encode_raw(value)}
         return {str(k): _encode(v, partials) for k, v in value.items()}
     if isinstance(value, _tools.AgentTool):
         return _encode(value.spec, partials)

@@ -57,7 +57,7 @@ from agentcore.codec import CodecError, from_json, to_json
 
 from .render import (
     LiveRenderer,
-    _message_text,
+    message_text,
     build_conversation,
     conversation_html,
     conversation_text,
@@ -700,11 +700,11 @@ def _notes(t: Any) -> list[str]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .render import _isatty
+    from .render import isatty
 
     t = read(args.file)
     conv = build_conversation(recorded_events(t))
-    color = _isatty(sys.stdout) and not os.environ.get("NO_COLOR")
+    color = isatty(sys.stdout) and not os.environ.get("NO_COLOR")
     sys.stdout.write(conversation_text(conv, t.header, title=_title(t), steps=t.steps, color=color,
                                        notes=_notes(t)))
     return 0
@@ -853,7 +853,7 @@ def _brief(m: Any) -> str:
         return f"{role}: {text[:100]}{calls}{extra}"
     if isinstance(m, ToolResultMessage):
         return f"{role} {m.tool_name}: {' '.join(m.text.split())[:100]}" + (" [error]" if m.is_error else "")
-    return f"{role}: {' '.join(_message_text(m).split())[:120]}"
+    return f"{role}: {' '.join(message_text(m).split())[:120]}"
 
 
 def _cmd_state(args: argparse.Namespace) -> int:

@@ -97,7 +97,7 @@ from agentcore import (
     thaw,
 )
 
-from .transcript import _known_secrets, scrub, secret_forms
+from .transcript import known_secrets, scrub, secret_forms
 
 __all__ = [
     "SEMCONV_VERSION",
@@ -148,7 +148,7 @@ _FINISH: Final[Mapping[str, str]] = {
     "aborted": "aborted",
 }
 
-_DUMPS: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_json_text: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 def provider_name(provider: str) -> str:
@@ -347,7 +347,7 @@ class TracingObserver:
         self._temperature = config.temperature if config is not None else None
         self._max_tokens = config.max_tokens if config is not None else None
         self._model: Model | None = config.model if config is not None else None
-        self._secrets = _known_secrets(config, ())
+        self._secrets = known_secrets(config, ())
         self._run: _Run | None = None
         self._servers: dict[str, tuple[str | None, int | None]] = {}
 
@@ -444,7 +444,7 @@ class TracingObserver:
         return scrub(text, self._secrets)
 
     def _json(self, value: Any) -> str:
-        return self._redact(_DUMPS(value))
+        return self._redact(_json_text(value))
 
     def _messages_json(self, run: _Run, messages: Sequence[Any]) -> str:
         # Only this call's messages are kept for the next call, so a transform_context hook

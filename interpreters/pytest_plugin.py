@@ -159,12 +159,12 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
     from agentcore.codec import to_json
 
     from .driver import prompt_messages
-    from .transcript import _DUMPS, _known_secrets, _scrub_json, read_transcript
+    from .transcript import compact_json, known_secrets, scrub_json, read_transcript
 
-    secrets = _known_secrets(config, ())
+    secrets = known_secrets(config, ())
 
     def as_recorded(value: Any) -> Any:  # what the recorder writes of it: scrubbed of secrets
-        return _without_timestamps(json.loads(_scrub_json(_DUMPS(to_json(value)), secrets)))
+        return _without_timestamps(json.loads(scrub_json(compact_json(to_json(value)), secrets)))
 
     recorded = read_transcript(path)
     now = as_recorded(initial_state(context, config))

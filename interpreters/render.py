@@ -83,9 +83,12 @@ __all__ = [
     "conversation_html",
     "conversation_text",
     "format_args",
+    "isatty",
     "make_renderer",
+    "message_text",
     "money",
     "rich_available",
+    "terminal_safe",
 ]
 
 
@@ -115,7 +118,8 @@ def _content_text(content: Any) -> str:
     return "".join(parts)
 
 
-def _message_text(message: Any) -> str:
+def message_text(message: Any) -> str:
+    """The text of any message, for display (its text blocks, or its ``text``)."""
     content = getattr(message, "content", None)
     if content is not None:
         return _content_text(content)
@@ -276,7 +280,7 @@ class LiveRenderer:
             label = "user  " if not self.assistant_seen else "user* "
             style = "user"
             self.begin(label, style)
-            self.write(_message_text(message), "")
+            self.write(message_text(message), "")
             if self.assistant_seen:
                 self.write("  (queued while the agent worked)", "dim")
             self.line("", "")
@@ -295,7 +299,7 @@ class PlainRenderer(LiveRenderer):
         super().__init__()
         self.out = out if out is not None else sys.stdout
         if color is None:
-            color = _isatty(self.out) and not os.environ.get("NO_COLOR")
+            color = isatty(self.out) and not os.environ.get("NO_COLOR")
         self.color = color
         self._lock = threading.RLock()
         self._announced: set[str] = set()
@@ -339,7 +343,8 @@ class PlainRenderer(LiveRenderer):
         self._announced &= set(self.tools)
 
 
-def _isatty(out: TextIO) -> bool:
+def isatty(out: TextIO) -> bool:
+    """Whether ``out`` is a terminal (a stream without ``isatty`` is not)."""
     try:
         return out.isatty()
     except (AttributeError, ValueError):
@@ -434,7 +439,7 @@ class RichRenderer(LiveRenderer):
 def make_renderer(out: TextIO | None = None, *, plain: bool = False) -> LiveRenderer:
     """``RichRenderer`` when ``out`` is a terminal and rich is installed, else ``PlainRenderer``."""
     stream = out if out is not None else sys.stdout
-    if not plain and _isatty(stream) and rich_available():
+    if not plain and isatty(stream) and rich_available():
         from rich.console import Console
 
         return RichRenderer(Console(file=stream, highlight=False,
@@ -626,7 +631,7 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
             if isinstance(e, UserEntry):
                 label = "user (queued)" if e.queued else "user"
                 out.append(st(label, "user"))
-                out.append(indent(_message_text(e.message), "    "))
+                out.append(indent(message_text(e.message), "    "))
             elif isinstance(e, AssistantEntry):
                 m = e.message
                 out.append(st("assistant", "agent") + st(f"  [{m.model or '?'}, stop: {m.stop_reason}]", "dim"))
@@ -653,7 +658,7 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
             else:
                 role = getattr(e.message, "role", type(e.message).__name__)
                 out.append(st(str(role), "user"))
-                out.append(indent(_message_text(e.message), "    "))
+                out.append(indent(message_text(e.message), "    "))
         out.append(st(f"  turn {turn.number} total: {turn.usage}", "dim"))
     out.append("")
     state = "finished" if conv.finished else "not finished"
@@ -744,13 +749,13 @@ def conversation_html(conv: Conversation, header: Mapping[str, Any], *, title: s
             if isinstance(e, UserEntry):
                 role = "user (queued during the run)" if e.queued else "user"
                 parts.append(f'<div class="msg user"><div class="role">{_e(role)}</div>'
-                             f'<div class="text">{_e(_message_text(e.message))}</div></div>')
+                             f'<div class="text">{_e(message_text(e.message))}</div></div>')
             elif isinstance(e, AssistantEntry):
                 parts.append(_assistant_html(e))
             else:
                 role = getattr(e.message, "role", type(e.message).__name__)
                 parts.append(f'<div class="msg other"><div class="role">{_e(role)}</div>'
-                             f'<div class="text">{_e(_message_text(e.message))}</div></div>')
+                             f'<div class="text">{_e(message_text(e.message))}</div></div>')
         parts.append(f'<div class="turn-usage">turn {turn.number}: {_e(turn.usage)}</div></section>')
     state = "finished" if conv.finished else "did not finish"
     parts.append(f"</main><footer><p>Total: {len(conv.turns)} turns, {len(conv.tool_calls)} tool calls, "

@@ -67,7 +67,7 @@ from agentcore.state import Finished
 from .driver import now_ms
 from .signal import AbortSignal
 from .transcript import (
-    _DUMPS,
+    compact_json,
     REDACTED,
     EffectEncoder,
     Entry,
@@ -76,8 +76,8 @@ from .transcript import (
     TranscriptError,
     TranscriptRecorder,
     VERSION,
-    _known_secrets,
-    _scrub_json,
+    known_secrets,
+    scrub_json,
     expand,
     read_transcript,
 )
@@ -317,8 +317,8 @@ class _Comparator:
     def _scrubbed(self, value: Any) -> Any:
         if self.secrets is None:
             return value
-        text = _DUMPS(value)
-        clean = _scrub_json(text, self.secrets)
+        text = compact_json(value)
+        clean = scrub_json(text, self.secrets)
         return value if clean == text else json.loads(clean)
 
     def check(self, index: int, effects: Sequence[Effect]) -> Divergence | None:
@@ -666,7 +666,7 @@ def _llm_setup(source: Source, options: ReplayOptions, config: AgentLoopConfig,
     t = _load(source)
     if not t.entries:
         raise TranscriptError("line 1: the transcript has no steps to replay")
-    checker = _LiveChecker(t, options, _known_secrets(config, secrets))
+    checker = _LiveChecker(t, options, known_secrets(config, secrets))
     return t, checker, RecordedModel(t, checker)
 
 
@@ -798,7 +798,7 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
     model = config.model
     plan.state = replace(plan.state, run=replace(plan.state.run, model=model))
     plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
-    scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in _DUMPS(to_json(e, partials=False))})
+    scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in compact_json(to_json(e, partials=False))})
     if scrubbed:
         warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted ({', '.join(scrubbed)}): "
                       f"it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)

@@ -60,7 +60,7 @@ from agentcore import (
     initial_state,
 )
 from agentcore.codec import CodecError, PartialFold, from_json, to_json
-from agentcore.codec import _encode_raw
+from agentcore.codec import encode_raw
 from agentcore.config import hooks_set
 from agentcore.effects import (
     AfterToolCall,
@@ -118,17 +118,20 @@ from agentcore.tools import AgentToolResult
 from .driver import environment_key, is_message
 
 __all__ = [
+    "EffectEncoder",
+    "Entry",
     "FORMAT",
     "READABLE_VERSIONS",
-    "VERSION",
-    "Entry",
-    "EffectEncoder",
     "Transcript",
     "TranscriptError",
     "TranscriptRecorder",
+    "VERSION",
+    "compact_json",
     "expand",
+    "known_secrets",
     "read_transcript",
     "record_to",
+    "scrub_json",
     "secret_forms",
 ]
 
@@ -157,7 +160,9 @@ _KEY_SHAPES: Final = re.compile(
 _SENSITIVE_HEADER: Final = re.compile(r"auth|key|token|secret|cookie|session|password", re.I)
 
 
-def _known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tuple[str, ...]:
+def known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tuple[str, ...]:
+    """Every form of the secrets a run's config holds (key, environment key, sensitive headers),
+    plus ``extra``: what the recorder, the tracer and replay scrub."""
     found: list[str] = [s for s in extra if s]
     if config is not None:
         if config.api_key:
@@ -198,7 +203,7 @@ def scrub(line: str, secrets: Sequence[str] = ()) -> str:
     return line
 
 
-def _scrub_json(text: str, secrets: Sequence[str]) -> str:
+def scrub_json(text: str, secrets: Sequence[str]) -> str:
     """:func:`scrub` for JSON text (a line, or one JSON string), whose result is still JSON.
 
     Scrubbing the text as written is what keeps a transcript consistent: every line that
@@ -212,7 +217,7 @@ def _scrub_json(text: str, secrets: Sequence[str]) -> str:
         json.loads(clean)
         return clean
     except ValueError:
-        redone = _DUMPS(_scrub_strings(json.loads(text), secrets))
+        redone = compact_json(_scrub_strings(json.loads(text), secrets))
         return redone + "\n" if text.endswith("\n") else redone
 
 
@@ -240,7 +245,7 @@ def _hinted(text: str) -> bool:
 
 # --------------------------------------------------------------------------- encoding
 
-_DUMPS: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+compact_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 _DELTAS: Final = (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)
 _UPDATE: Final = {"type": "emit", "event": {"type": "message_update"}}
 _DELTA_LINE: Final = ('{"step":%d,"input":{"type":"stream_event_received","id":%d,"event":{"type":"%s",'
@@ -281,7 +286,7 @@ def _common_prefix(items: list[Any], prev: list[Any]) -> int:
 # dict: a message is written several times per turn (message_end, turn_end, the next call_llm,
 # the done input...) and its text is made once (``_Memo.text``, by identity). Compact JSON is
 # compositional, so splicing the text of a part gives exactly what dumping the whole would.
-# The hand-written encoders below give exactly ``_DUMPS(to_json(value, partials=False))`` (tests
+# The hand-written encoders below give exactly ``compact_json(to_json(value, partials=False))`` (tests
 # compare them with the codec); on a value they do not expect (a str subclass, a NaN, a field the
 # core added...) they raise ``_Fallback`` and the codec encodes it.
 
@@ -291,7 +296,7 @@ class _Fallback(Exception):
 
 
 def _sc(v: Any) -> str:
-    """A scalar field as the codec + ``_DUMPS`` write it."""
+    """A scalar field as the codec + ``compact_json`` write it."""
     t = type(v)
     if t is str:
         return _json_str(v)  # type: ignore[no-any-return]
@@ -332,7 +337,7 @@ def _raw(v: Any) -> str:
     """A free-form JSON field (the codec's ``raw`` kind: tool arguments, details)."""
     if type(v) in _PLAIN:
         return _sc(v)
-    return _DUMPS(_encode_raw(v))
+    return compact_json(encode_raw(v))
 
 
 _PLAIN: Final = frozenset({str, int, float, bool, type(None)})
@@ -545,7 +550,7 @@ class _Memo:
         return data
 
     def text(self, value: Any) -> str:
-        """``_DUMPS(to_json(value, partials=False))``, made once per value."""
+        """``compact_json(to_json(value, partials=False))``, made once per value."""
         hit = self.texts.get(id(value))
         if hit is not None and hit[0] is value:
             return hit[1]
@@ -580,7 +585,7 @@ class _Memo:
                 return enc(value, self)
             except _Fallback:
                 pass
-        return _DUMPS(to_json(value, partials=False))
+        return compact_json(to_json(value, partials=False))
 
     def usage(self, value: Any) -> str:
         """A ``Usage`` (or ``None``), made once per value (a reply's partial and its message share
@@ -603,7 +608,7 @@ class _Memo:
         hit = self.raws.get(id(value))
         if hit is not None and hit[0] is value:
             return hit[1]
-        return self._keep(self.raws, value, _DUMPS(_encode_raw(value)))
+        return self._keep(self.raws, value, compact_json(encode_raw(value)))
 
     def string(self, value: Any) -> str:
         """A string field as JSON text (ids, names: written again and again)."""
@@ -758,14 +763,14 @@ class EffectEncoder:
             return '{"type":"agent_start"}'
         if kind is AgentEndEvent:
             return '{"type":"agent_end","messages":%s}' % self._list_text(event.messages)
-        return m.checked(_DUMPS(self.event(event)))
+        return m.checked(compact_json(self.event(event)))
 
     def effect_text(self, effect: Effect) -> str:
-        """``_DUMPS(self.encode(effect))``, built from the memo's text of its parts."""
+        """``compact_json(self.encode(effect))``, built from the memo's text of its parts."""
         try:
             return self._effect_text(effect)
         except _Fallback:  # raised before any history was remembered: encode it the slow way
-            return self.memo.checked(_DUMPS(self.encode(effect)))
+            return self.memo.checked(compact_json(self.encode(effect)))
 
     def _effect_text(self, effect: Effect) -> str:
         kind = type(effect)
@@ -784,16 +789,16 @@ class EffectEncoder:
                 _n(e.id), m.text(e.tool_call), m.raw(e.args))
         if kind is RunEnded:
             return '{"type":"run_ended","messages":%s}' % self._list_text(e.messages)
-        return m.checked(_DUMPS(self.encode(effect)))
+        return m.checked(compact_json(self.encode(effect)))
 
     def input_text(self, inp: Input, header: Any = None) -> str:
-        """``_DUMPS(self.input(inp, header))``, built from the memo's text of its parts."""
+        """``compact_json(self.input(inp, header))``, built from the memo's text of its parts."""
         if header is not None:
-            return self.memo.checked(_DUMPS(self.input(inp, header)))
+            return self.memo.checked(compact_json(self.input(inp, header)))
         try:
             return self._input_text(inp)
         except _Fallback:
-            return self.memo.checked(_DUMPS(self.input(inp)))
+            return self.memo.checked(compact_json(self.input(inp)))
 
     def _input_text(self, inp: Input) -> str:
         kind = type(inp)
@@ -822,13 +827,13 @@ class EffectEncoder:
             elif t is ErrorEvent:
                 event = '{"type":"error","reason":%s,"error":%s}' % (m.string(ev.reason), m.text(ev.error))
             else:
-                return m.checked(_DUMPS(self.input(inp)))
+                return m.checked(compact_json(self.input(inp)))
             return '{"type":"stream_event_received","id":%s,"event":%s,"at":%s}' % (
                 _n(inp.id), event, _n(inp.at))  # type: ignore[union-attr]
         if kind is ToolFinished:
             return '{"type":"tool_finished","id":%s,"result":%s,"at":%s}' % (
                 _n(inp.id), m.text(inp.result), _n(inp.at))  # type: ignore[union-attr]
-        return m.checked(_DUMPS(self.input(inp)))
+        return m.checked(compact_json(self.input(inp)))
 
 
 def _without_context(ctx: Any) -> Any:
@@ -935,7 +940,7 @@ class TranscriptRecorder:
         self.flush_mode: FlushMode = flush
         self.fsync = fsync
         self.interpreter = interpreter
-        self.secrets = _known_secrets(config, secrets)
+        self.secrets = known_secrets(config, secrets)
         self.encoder = EffectEncoder()
         self._steps = 0
         self._state: LoopState | None = state
@@ -964,7 +969,7 @@ class TranscriptRecorder:
         self.flush_mode = flush
         self.fsync = fsync
         self.interpreter = None
-        self.secrets = _known_secrets(config, secrets)
+        self.secrets = known_secrets(config, secrets)
         self.encoder = encoder
         self._steps = base_step
         self._state = None
@@ -979,7 +984,7 @@ class TranscriptRecorder:
         self._runs = version >= 2
         self._size = os.fstat(self._file.fileno()).st_size
         self._closed = False
-        self._write(_DUMPS(marker) + "\n", now=True)
+        self._write(compact_json(marker) + "\n", now=True)
         return self
 
     # -- the Journal protocol
@@ -1022,9 +1027,9 @@ class TranscriptRecorder:
             # (``memo.dirty``); a hint cannot straddle two parts (they meet at JSON punctuation),
             # so a clean line is one ``scrub`` would leave as it is, unless it holds a known secret.
             if memo.dirty or self._holds_secret(line):
-                line = _scrub_json(line, self.secrets)
+                line = scrub_json(line, self.secrets)
         else:
-            line = _scrub_json(self._reference_line(n, input, effects, header), self.secrets)
+            line = scrub_json(self._reference_line(n, input, effects, header), self.secrets)
         end_of_turn = False
         if self.flush_mode == "turn":
             for e in effects:
@@ -1096,16 +1101,16 @@ class TranscriptRecorder:
         joined = texts[0] if len(texts) == 1 else "".join(texts)
         written = _json_str(joined)  # the text is scrubbed as the step lines would write it
         if _hinted(written) or self._holds_secret(written):
-            clean = _scrub_json(written, self.secrets)
+            clean = scrub_json(written, self.secrets)
             if clean != written:
                 written, joined = clean, json.loads(clean)
                 texts = [joined] + [""] * (len(texts) - 1)
         if len(texts) == 1:
             line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0])
         else:
-            at = str(ats[0]) if ats.count(ats[0]) == len(ats) else _DUMPS(ats)
+            at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
             line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
-                                _DUMPS(texts), at)
+                                compact_json(texts), at)
         return line
 
     def _reference_line(self, n: int, input: Input, effects: Sequence[Effect], header: Any = None) -> str:
@@ -1113,7 +1118,7 @@ class TranscriptRecorder:
         must give exactly this)."""
         enc = self.encoder.encode
         return '{"step":%d,"input":%s,"effects":%s}\n' % (
-            n, _DUMPS(self.encoder.input(input, header)), _DUMPS([enc(e) for e in effects]))
+            n, compact_json(self.encoder.input(input, header)), compact_json([enc(e) for e in effects]))
 
     def _holds_secret(self, line: str) -> bool:
         for secret in self.secrets:
@@ -1127,10 +1132,10 @@ class TranscriptRecorder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = _locked(self.path, truncate=True)
         header = _header(self._state, self._config, interpreter, _now_ms())
-        self._write(_DUMPS(header) + "\n", now=True)
+        self._write(compact_json(header) + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:
-        self._put(_scrub_json(line, self.secrets), now=now)
+        self._put(scrub_json(line, self.secrets), now=now)
 
     def _put(self, line: str, *, now: bool) -> None:
         """Write a scrubbed line (``now=False``: held until the turn ends with ``flush="turn"``)."""

@@ -462,11 +462,11 @@ def _records() -> list[Any]:
 
 @pytest.mark.parametrize("index", range(len(_records())))
 def test_fast_text_matches_the_codec(index: int) -> None:
-    from interpreters.transcript import _DUMPS, _Memo
+    from interpreters.transcript import compact_json, _Memo
 
     value = _records()[index]
     memo = _Memo()
-    expected = _DUMPS(to_json(value, partials=False))
+    expected = compact_json(to_json(value, partials=False))
     assert memo.text(value) == expected
     assert memo.text(value) == expected  # from the memo
     assert memo.history_text(value) == expected

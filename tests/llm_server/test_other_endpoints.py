@@ -19,11 +19,11 @@ def test_streamed_text(api: Any, chat_server: Any, tmp_path: Path) -> None:
         run = run_recorded(tmp_path, "Say something.", model_for(chat_server, api),
                            on_payload=seeded(seed), name=f"{seed}.jsonl")
         reply = run.assistants[-1]
-        assert reply.stop_reason == "stop", reply.error_message
-        if len(run.deltas()) >= 2:
+        assert reply.stop_reason in ("stop", "length"), reply.error_message  # a seed may run to max_tokens
+        if reply.stop_reason == "stop" and len(run.deltas()) >= 2:
             break
     else:
-        pytest.fail("no seed gave a reply of 2 tokens or more")
+        pytest.fail("no seed gave a finished reply of 2 tokens or more")
     assert reply.api == api
     assert "".join(run.deltas()) == reply.text
     assert reply.usage.output > 0
