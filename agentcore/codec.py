@@ -379,7 +379,7 @@ class PartialFold:
         elif isinstance(event, _stream.TextEndEvent):
             rebuilt = p.text_end(event.content_index, event.content.text_signature, event.content.text)
         elif isinstance(event, _stream.ThinkingStartEvent):
-            rebuilt = p.thinking_start()
+            rebuilt = p.thinking_start(event.redacted)
         elif isinstance(event, _stream.ThinkingEndEvent):
             c = event.content
             rebuilt = p.thinking_end(event.content_index, c.thinking_signature, c.thinking)

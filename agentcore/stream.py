@@ -257,7 +257,7 @@ class PartialAssistantMessage:
         return TextEndEvent(index, content, self._close(index, "text", content))
 
     def thinking_start(self, redacted: bool = False) -> ThinkingStartEvent:
-        return ThinkingStartEvent(len(self.blocks), self._add(_Open("thinking", redacted=redacted)))
+        return ThinkingStartEvent(len(self.blocks), self._add(_Open("thinking", redacted=redacted)), redacted)
 
     def thinking_delta(self, index: int, delta: str) -> ThinkingDeltaEvent:
         return ThinkingDeltaEvent(index, delta, self._append_delta(index, delta, "thinking"))
@@ -357,9 +357,12 @@ class TextEndEvent:
 
 @dataclass(frozen=True, slots=True)
 class ThinkingStartEvent:
+    """A thinking block begins; ``redacted`` when the provider sends it as an opaque payload."""
+
     type: ClassVar[str] = "thinking_start"
     content_index: int
     partial: PartialAssistantMessage
+    redacted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

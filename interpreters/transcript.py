@@ -503,7 +503,7 @@ _SHAPES: Final[dict[type, tuple[str, ...]]] = {
     ToolFinished: ("id", "result", "at"),
     StartEvent: ("partial",),
     TextStartEvent: ("content_index", "partial"),
-    ThinkingStartEvent: ("content_index", "partial"),
+    ThinkingStartEvent: ("content_index", "partial", "redacted"),
     TextDeltaEvent: ("content_index", "delta", "partial"),
     ThinkingDeltaEvent: ("content_index", "delta", "partial"),
     ToolCallDeltaEvent: ("content_index", "delta", "partial"),
@@ -641,7 +641,6 @@ class _Memo:
 
 _MESSAGE_EVENTS: Final = ("message_start", "message_end")
 _UPDATE_TEXT: Final = '{"type":"emit","event":{"type":"message_update"}}'
-_BLOCK_STARTS: Final = (TextStartEvent, ThinkingStartEvent)
 _BLOCK_ENDS: Final = (TextEndEvent, ThinkingEndEvent)
 
 
@@ -819,8 +818,11 @@ class EffectEncoder:
             elif t in _DELTAS:
                 event = '{"type":"%s","content_index":%s,"delta":%s}' % (
                     ev.type, _n(ev.content_index), m.checked(_s(ev.delta)))
-            elif t in _BLOCK_STARTS:
-                event = '{"type":"%s","content_index":%s}' % (ev.type, _n(ev.content_index))
+            elif t is TextStartEvent:
+                event = '{"type":"text_start","content_index":%s}' % _n(ev.content_index)
+            elif t is ThinkingStartEvent:
+                event = '{"type":"thinking_start","content_index":%s,"redacted":%s}' % (
+                    _n(ev.content_index), _sc(ev.redacted))
             elif t in _BLOCK_ENDS:
                 event = '{"type":"%s","content_index":%s,"content":%s}' % (
                     ev.type, _n(ev.content_index), m.text(ev.content))

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import agentcore
-from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Model, TextContent
+from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Model, TextContent, ThinkingContent
+from agentcore.stream import StartEvent
 from agentcore.codec import to_json
 from agentcore.inputs import StreamEventReceived
 from agentcore.state import initial_state
@@ -200,6 +201,33 @@ def test_fast_path_matches_the_codec(tmp_path: Path) -> None:
                 assert (mine["event"]["id"], mine["event"]["name"]) == ("call_1", "add")
             assert mine == codec
             assert entry.input.event == entry.input.event  # decoded with its partial rebuilt
+
+
+def test_a_redacted_thinking_block_stays_redacted_through_the_recording(tmp_path: Path) -> None:
+    from agentcore.stream import PartialAssistantMessage, ThinkingStartEvent
+
+    def stream(model: Any, context: Any, options: Any) -> list[Any]:
+        p = PartialAssistantMessage.begin(model="m1")
+        opened = p.thinking_start(redacted=True)
+        streamed = opened.partial.thinking_delta(0, "opaque")
+        closed = streamed.partial.thinking_end(0, "sig")
+        text = closed.partial.text_start()
+        said = text.partial.text_delta(1, "hi")
+        done = said.partial.text_end(1)
+        return [StartEvent(p), opened, streamed, closed, text, said, done, done.partial.done("stop")]
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext("Be exact.", [], [add]), AgentLoopConfig(model=Model(id="m1"))
+    messages = run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=stream,
+                              journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+    starts = [e.input.event for e in read_transcript(path)
+              if isinstance(e.input, StreamEventReceived) and isinstance(e.input.event, ThinkingStartEvent)]
+    assert len(starts) == 1 and starts[0].redacted and starts[0].partial.blocks[0].redacted
+    for entry in read_transcript(path):
+        if isinstance(entry.input, StreamEventReceived):
+            assert encode_input(entry.input) == to_json(entry.input, partials=False)
+    assert messages[-1].content[0] == ThinkingContent("opaque", "sig", True)
+    assert replay(path).messages == messages
 
 
 def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:

@@ -705,14 +705,15 @@ def test_the_fold_keeps_the_recorded_content_of_a_redacted_thinking_block() -> N
     assert rebuilt[-1].partial.content[0].thinking == "opaque"
 
 
-@pytest.mark.xfail(strict=True, reason="PartialFold rebuilds redacted thinking blocks as not redacted")
 def test_the_fold_keeps_a_redacted_thinking_block_redacted() -> None:
     p = PartialAssistantMessage.begin(model="m")
     opened = p.thinking_start(redacted=True)
     streamed = opened.partial.thinking_delta(0, "opaque")
     closed = streamed.partial.thinking_end(0, "sig")
     events = [StartEvent(p), opened, streamed, closed]
+    assert opened.redacted and streamed.partial.blocks[0].redacted
     assert fold(events) == events
+    assert [to_json(e, partials=False) for e in events][1] == {"type": "thinking_start", "content_index": 0, "redacted": True}
 
 
 def test_the_fold_takes_a_recorded_header_before_the_event() -> None:
