@@ -127,7 +127,7 @@ from .stream import (
 from .testing import perform_sequence
 from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec, spec_of, validate_arguments
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "ABORTED_TEXT",

@@ -67,6 +67,7 @@ from agentcore.state import Finished
 from .driver import now_ms
 from .signal import AbortSignal
 from .transcript import (
+    DIGESTS_VERSION,
     compact_json,
     REDACTED,
     EffectEncoder,
@@ -76,8 +77,10 @@ from .transcript import (
     TranscriptError,
     TranscriptRecorder,
     VERSION,
+    is_update,
     known_secrets,
     scrub_json,
+    update_digest,
     expand,
     read_transcript,
 )
@@ -152,7 +155,7 @@ LOOP_ORDER_VERSION: Final = 3
 OLD_LOOP_ORDER: Final = (
     "note: this transcript has format version {version}: it was recorded by a library whose loop "
     "ran prepare_next_turn after should_stop_after_turn and polled steering again before each "
-    "turn. Today's loop (version 3) runs prepare_next_turn right after turn_end and polls "
+    "turn. Today's loop (format version 3 on) runs prepare_next_turn right after turn_end and polls "
     "steering once per turn, so a run that used those hooks, or a thinking level with a model "
     "that does not reason, replays differently. Record it again with this version."
 )
@@ -275,6 +278,45 @@ def first_difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, A
     return path, expected, actual
 
 
+def _streamed(event: Any) -> str:
+    """A stream event in a headline: its type, block and own fields."""
+    kind = event.type
+    where = f"{kind} of block {getattr(event, 'content_index', '?')}"
+    if kind == "text_end":
+        return f"{where}: {_shown(event.content.text)}"
+    if kind == "thinking_end":
+        return f"{where}: {_shown(event.content.thinking)}" + (" (redacted)" if event.content.redacted else "")
+    if kind == "thinking_start":
+        return where + (" (redacted)" if event.redacted else "")
+    if kind == "toolcall_start":
+        return f"{where}: {_shown(event.name)} (id {_shown(event.id)})"
+    if kind == "toolcall_end":
+        call = event.tool_call
+        return f"{where}: {_shown(call.name)} with {_shown(to_json(call.arguments))} (id {_shown(call.id)})"
+    if hasattr(event, "delta"):
+        return f"{where}: {_shown(event.delta)}"
+    if hasattr(event, "content_index"):
+        return where
+    return _shown(to_json(event, partials=False))
+
+
+def _update_headline(index: int, first: int, last: int, expected: Any, actual: Any,
+                     updates: Sequence[MessageUpdateEvent]) -> str:
+    """The headline for ``message_update`` effects whose digest differs: the steps it covers,
+    both digests, and what the replay streamed in them."""
+    steps = f"step {last}" if first == last else f"steps {first}-{last}"
+    events = [u.assistant_message_event for u in updates]
+    deltas = [getattr(e, "delta", None) for e in events]
+    if all(type(d) is str for d in deltas) and len({(e.type, e.content_index) for e in events}) == 1:  # type: ignore[union-attr]
+        e0: Any = events[0]
+        now = f"{e0.type} of block {e0.content_index}: {_shown(''.join(deltas))}"  # type: ignore[arg-type]
+    else:
+        now = "; ".join(_streamed(e) for e in events[:3]) + ("; ..." if len(events) > 3 else "")
+    return (f"effect {index} (emit message_update): message_update.digest of {steps}: "
+            f"recorded {_shown(expected['event'].get('digest'))}, now {_shown(actual['event']['digest'])}; "
+            f"the replay streamed {now}")
+
+
 def _headline(index: int, expected: Any, actual: Any) -> str:
     """``effect I (KIND): PATH: recorded X, now Y``, the path rooted at the event or effect type."""
     if _describe(expected) != _describe(actual):
@@ -302,7 +344,11 @@ class _Comparator:
         self.secrets = secrets
         """Set when the inputs are live (LLM-only): the effects are scrubbed as the recorder
         scrubbed the recording's, so a secret a live tool prints again is not a difference."""
-        self.encoder = EffectEncoder()
+        self.encoder = EffectEncoder(digests=False)  # check() digests the updates (in segments)
+        self.digests = transcript.version >= DIGESTS_VERSION
+        self.pending: list[MessageUpdateEvent] = []
+        """The updates emitted since the last recorded digest, from step ``pending_from`` on."""
+        self.pending_from = 0
         keys: set[str] = set()
         if options.ignore_timestamps:
             keys |= {"at", "timestamp"}
@@ -325,6 +371,19 @@ class _Comparator:
         entry = self.entries[index]
         recorded = entry.effects_json
         encoded = [self._scrubbed(self.encoder.encode(e)) for e in effects]
+        segments: dict[int, tuple[int, list[MessageUpdateEvent]]] = {}
+        if self.digests:
+            for i, e in enumerate(effects):
+                if type(e) is Emit and type(e.event) is MessageUpdateEvent:
+                    if not self.pending:
+                        self.pending_from = entry.step
+                    self.pending.append(e.event)
+                    mine: Any = recorded[i] if i < len(recorded) else None
+                    if is_update(mine) and "digest" in mine["event"]:
+                        encoded[i] = {"type": "emit", "event": {
+                            "type": "message_update", "digest": update_digest(self.pending, self.secrets)}}
+                        segments[i] = (self.pending_from, self.pending)
+                        self.pending = []
         base = self.turn
         starts = [i for i, e in enumerate(recorded) if e["type"] == "emit" and e["event"]["type"] == "turn_start"]
         self.turn += len(starts)
@@ -350,6 +409,10 @@ class _Comparator:
                                   f"recorded effect {i} ({_describe(exp)}) was not asked for")
             if self._norm(encoded[i]) == self._norm(recorded[i]):
                 continue
+            if i in segments:
+                first, updates = segments[i]
+                return Divergence("effect", entry.step, turn, recorded[i], encoded[i], _udiff(recorded[i], encoded[i]),
+                                  _update_headline(i, first, entry.step, recorded[i], encoded[i], updates))
             exp, act = self._norm(expand(recorded[i])), self._norm(self._scrubbed(_full(effects[i])))
             if exp == act:
                 continue  # same content, shared differently (e.g. histories rebuilt by a hook)

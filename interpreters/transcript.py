@@ -8,7 +8,7 @@ fed to it. A transcript stores exactly that, plus the effects the core asked for
 can tell when the code now behaves differently). The format is described, with examples and a
 compatibility promise, in ``docs/transcript-format.md``. In short::
 
-    {"transcript": "agentcore-fx", "version": 3, ..., "initial_state": {...}}     header, line 1
+    {"transcript": "agentcore-fx", "version": 4, ..., "initial_state": {...}}     header, line 1
     {"step": 1, "input": {...}, "effects": [{...}, ...]}                            one per step
     {"step": 4, "last": 9, "deltas": {"text": ["Hel", "lo", ...], ...}}               a run of deltas
     {"resumed_from_step": 12, "at": 1700000000000}                                   resume marker
@@ -24,8 +24,9 @@ when the block ends, scrubbed as one text; the reader expands a run into its ste
 Two things keep a transcript linear in the size of the run:
 
 - stream events are stored without their partial message (``to_json(..., partials=False)``)
-  and an ``emit`` of ``message_update`` is stored as ``{"type": "message_update"}`` only: it is
-  the input's own stream event and the partial the core folded from it;
+  and an ``emit`` of ``message_update`` is stored as ``{"type": "message_update", "digest":
+  ...}`` only: it is the input's own stream event and the partial the core folded from it, and
+  the digest (:func:`update_digest`, one per run of deltas) lets a replay check it all the same;
 - message histories inside effects (``call_llm.messages``, hook contexts) are stored as a delta
   against the previous history written under the same key: ``{"$seq": "llm", "keep": 41,
   "add": [...]}`` means "the first 41 messages of the previous ``llm`` history, then these".
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -127,17 +129,22 @@ __all__ = [
     "TranscriptRecorder",
     "VERSION",
     "compact_json",
+    "delta_run_digest",
     "expand",
+    "is_update",
     "known_secrets",
     "read_transcript",
     "record_to",
     "scrub_json",
     "secret_forms",
+    "update_digest",
 ]
 
 FORMAT: Final = "agentcore-fx"
-VERSION: Final = 3
-READABLE_VERSIONS: Final = (1, 2, 3)
+VERSION: Final = 4
+READABLE_VERSIONS: Final = (1, 2, 3, 4)
+DIGESTS_VERSION: Final = 4
+"""The first version whose ``message_update`` effects carry digests (see :func:`update_digest`)."""
 REDACTED: Final = "[REDACTED]"
 
 FlushMode = Literal["entry", "turn"]
@@ -248,10 +255,62 @@ def _hinted(text: str) -> bool:
 compact_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 _DELTAS: Final = (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)
 _UPDATE: Final = {"type": "emit", "event": {"type": "message_update"}}
+_UPDATE_DIGEST: Final = '{"type":"emit","event":{"type":"message_update","digest":"%s"}}'
 _DELTA_LINE: Final = ('{"step":%d,"input":{"type":"stream_event_received","id":%d,"event":{"type":"%s",'
-                      '"content_index":%d,"delta":%s},"at":%d},"effects":[{"type":"emit","event":'
-                      '{"type":"message_update"}}]}\n')
+                      '"content_index":%d,"delta":%s},"at":%d},"effects":[%s]}\n')
 _json_str: Final[Any] = json.encoder.encode_basestring
+
+
+# --------------------------------------------------------------------------- update digests
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def delta_run_digest(kind: str, index: int, deltas_json: str) -> str:
+    """The digest of a run of ``message_update`` effects that each carry one delta of block
+    ``index`` (``kind``: ``"text_delta"``, ``"thinking_delta"`` or ``"toolcall_delta"``), given
+    the deltas as one JSON list (``compact_json(deltas)``).
+
+    >>> delta_run_digest("text_delta", 0, '["Hel","lo"]')
+    '10abb30080e50f0e'
+    """
+    return _digest('["%s",%d,%s]' % (kind, index, deltas_json))
+
+
+def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] | None = None) -> str:
+    """The digest a transcript keeps for consecutive ``message_update`` effects.
+
+    An update is its stream event and the partial message the core folded it into. The digest
+    covers what the transcript can give back: every field of the event but its partial, and the
+    partial's header (model, usage, ``response_id``...). Updates that each carry one delta of the
+    same block are digested as one run (:func:`delta_run_digest`); any other updates, one by one
+    in order. The partial's blocks are not covered: a replay folds them from the same recorded
+    events. ``secrets``: scrub the digested text as the recorder scrubs its lines (``None``: it
+    is digested as it is, because it was read from a scrubbed transcript).
+
+    >>> from agentcore import MessageUpdateEvent
+    >>> from agentcore.stream import PartialAssistantMessage
+    >>> opened = PartialAssistantMessage.begin(model="m").text_start()
+    >>> a = opened.partial.text_delta(0, "Hel")
+    >>> b = a.partial.text_delta(0, "lo")
+    >>> update_digest([MessageUpdateEvent(a.partial, a), MessageUpdateEvent(b.partial, b)])
+    '10abb30080e50f0e'
+    """
+    if not updates:
+        raise ValueError("no updates to digest")
+    events: list[Any] = [u.assistant_message_event for u in updates]
+    first = events[0]
+    kind = type(first)
+    if kind in _DELTAS and all(type(e) is kind and e.content_index == first.content_index for e in events):
+        text = '["%s",%d,%s]' % (first.type, first.content_index, compact_json([e.delta for e in events]))
+    else:
+        text = compact_json([[to_json(e, partials=False), to_json(getattr(u.message, "header", None))]
+                             for e, u in zip(events, updates)])
+    if secrets is not None and (_hinted(text) or any(secret in text for secret in secrets)):
+        text = scrub_json(text, secrets)
+    return _digest(text)
 
 
 def encode_input(inp: Input) -> Any:
@@ -656,9 +715,19 @@ class EffectEncoder:
 
     previous: dict[str, list[Any]] = field(default_factory=dict)
     memo: _Memo = field(default_factory=_Memo)
+    digests: bool = True
+    """Give each ``message_update`` its digest (:func:`update_digest`): from version 4 on."""
+    secrets: Sequence[str] = ()
+    """What the digests are scrubbed of (the recorder's secrets)."""
 
     def copy(self) -> EffectEncoder:
-        return EffectEncoder(dict(self.previous), self.memo)
+        return EffectEncoder(dict(self.previous), self.memo, self.digests, self.secrets)
+
+    def update(self, update: MessageUpdateEvent) -> Any:
+        """A ``message_update`` effect as the transcript keeps it."""
+        if not self.digests:
+            return _UPDATE
+        return {"type": "emit", "event": {"type": "message_update", "digest": update_digest([update], self.secrets)}}
 
     def event(self, event: Any) -> Any:
         kind = event.type
@@ -707,7 +776,7 @@ class EffectEncoder:
         e: Any = effect
         if kind is Emit:
             if type(e.event) is MessageUpdateEvent:
-                return _UPDATE
+                return self.update(e.event)
             return {"type": "emit", "event": self.event(e.event)}
         if kind is CallLlm:
             return {"type": "call_llm", "id": e.id, "model": self.memo(e.model), "thinking_level": e.thinking_level,
@@ -776,7 +845,9 @@ class EffectEncoder:
         e: Any = effect
         if kind is Emit:
             if type(e.event) is MessageUpdateEvent:
-                return _UPDATE_TEXT
+                if not self.digests:
+                    return _UPDATE_TEXT
+                return _UPDATE_DIGEST % update_digest([e.event], self.secrets)
             return '{"type":"emit","event":%s}' % self.event_text(e.event)
         m = self.memo
         if kind is CallLlm:
@@ -879,7 +950,8 @@ def _which_interpreter() -> str:
     return "asyncio"
 
 
-_RUN_LINE: Final = '{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s}}\n'
+_RUN_LINE: Final = ('{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s%s}}'
+                   '\n')
 
 
 class _DeltaRun:
@@ -943,7 +1015,7 @@ class TranscriptRecorder:
         self.fsync = fsync
         self.interpreter = interpreter
         self.secrets = known_secrets(config, secrets)
-        self.encoder = EffectEncoder()
+        self.encoder = EffectEncoder(secrets=self.secrets)
         self._steps = 0
         self._state: LoopState | None = state
         self._config = config
@@ -973,6 +1045,7 @@ class TranscriptRecorder:
         self.interpreter = None
         self.secrets = known_secrets(config, secrets)
         self.encoder = encoder
+        encoder.secrets, encoder.digests = self.secrets, version >= DIGESTS_VERSION
         self._steps = base_step
         self._state = None
         self._config = config
@@ -1005,8 +1078,11 @@ class TranscriptRecorder:
         if (header is None and type(input) is StreamEventReceived and len(effects) == 1
                 and type(input.event) in _DELTAS and type(input.at) is int and self._runs):
             e0: Any = effects[0]
-            if type(e0) is Emit and type(e0.event) is MessageUpdateEvent:
-                ev: Any = input.event
+            ev: Any = input.event
+            # The update must be the event itself and its partial: then the run's digest holds.
+            own = type(e0) is Emit and type(e0.event) is MessageUpdateEvent and (
+                e0.event.message is ev.partial and e0.event.assistant_message_event is ev)
+            if own:
                 run = self._run
                 if run is not None and type(ev) is run.kind and ev.content_index == run.index and input.id == run.id:
                     run.texts.append(ev.delta)  # (the closure _start_run installs does this faster)
@@ -1044,7 +1120,7 @@ class TranscriptRecorder:
         """Never write these either (the interpreter reports each API key a run resolves:
         ``get_api_key``'s answer, the provider's environment variable)."""
         merged = set(self.secrets) | set(secret_forms(values))
-        self.secrets = tuple(sorted(merged, key=len, reverse=True))
+        self.secrets = self.encoder.secrets = tuple(sorted(merged, key=len, reverse=True))
 
     @property
     def steps(self) -> int:
@@ -1080,7 +1156,8 @@ class TranscriptRecorder:
                         and run.open  # (a caller may hold on to this closure after the run ended)
                         and getattr(ev.partial, "header", None) is header):
                     e0: Any = effects[0]
-                    if type(e0) is _emit and type(e0.event) is _update:
+                    if (type(e0) is _emit and type(e0.event) is _update
+                            and e0.event.assistant_message_event is ev and e0.event.message is ev.partial):
                         add_text(ev.delta)
                         add_at(input.at)
                         return
@@ -1107,12 +1184,17 @@ class TranscriptRecorder:
             if clean != written:
                 written, joined = clean, json.loads(clean)
                 texts = [joined] + [""] * (len(texts) - 1)
+        listed = compact_json(texts)
         if len(texts) == 1:
-            line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0])
+            update = (_UPDATE_DIGEST % delta_run_digest(run.kind.type, run.index, listed)
+                      if self.encoder.digests else _UPDATE_TEXT)
+            line = _DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0], update)
         else:
             at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
+            digest = (',"digest":"%s"' % delta_run_digest(run.kind.type, run.index, listed)
+                      if self.encoder.digests else "")
             line = _RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
-                                compact_json(texts), at)
+                                listed, at, digest)
         return line
 
     def _reference_line(self, n: int, input: Input, effects: Sequence[Effect], header: Any = None) -> str:
@@ -1278,8 +1360,14 @@ def expand(value: Any) -> Any:
     return value
 
 
+def is_update(data: Any) -> bool:
+    """Whether recorded effect JSON is a ``message_update`` emit (with or without its digest)."""
+    return data is _UPDATE or (type(data) is dict and data.get("type") == "emit" and type(data.get("event")) is dict
+                               and data["event"].get("type") == "message_update")
+
+
 def _decode_effect(data: Any, inp: Input) -> Effect:
-    if data is _UPDATE or data == _UPDATE:
+    if is_update(data):
         ev = getattr(inp, "event", None)
         return Emit(MessageUpdateEvent(getattr(ev, "partial", None), ev))  # type: ignore[arg-type]
     full = expand(data)
@@ -1382,7 +1470,8 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         raise _fail(1, "not an agentcore-fx transcript (no {\"transcript\": \"agentcore-fx\"} header)")
     version = header.get("version")
     if version not in READABLE_VERSIONS or type(version) is not int:
-        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions 1 to 3)")
+        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions "
+                        f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]})")
     if "initial_state" not in header:
         raise _fail(1, "the header has no initial_state")
     try:
@@ -1481,19 +1570,26 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
         ats = [at] * len(texts) if type(at) is int else at
         if not isinstance(ats, list) or len(ats) != len(texts) or not all(type(a) is int for a in ats):
             raise ValueError("at must be an integer or one integer per delta")
+        digest = run.get("digest")
+        if digest is not None and type(digest) is not str:
+            raise ValueError("digest must be a string")
     except (KeyError, ValueError) as exc:
         raise _fail(lineno, f"damaged deltas line ({exc})") from None
     fold = folds.get(sid)
     if fold is None:
         fold = folds[sid] = PartialFold()
     try:
+        last = len(texts) - 1
         for offset, (delta, ms) in enumerate(zip(texts, ats)):
             n = first + offset
             event = fold.apply(cls(index, delta, None))
-            text = _DELTA_LINE % (n, sid, kind, index, _json_str(delta), ms)
+            update: dict[str, Any] = {"type": "message_update"}
+            if offset == last and digest is not None:
+                update["digest"] = digest  # the run's digest, on its last step
+            text = _DELTA_LINE % (n, sid, kind, index, _json_str(delta), ms, compact_json({"type": "emit", "event": update}))
             inp_json = {"type": "stream_event_received", "id": sid,
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
-            effects = [{"type": "emit", "event": {"type": "message_update"}}]
+            effects = [{"type": "emit", "event": update}]
             entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
     except IndexError:
         raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply") from None

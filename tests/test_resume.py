@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import re
 import os
 import signal
 import subprocess
@@ -231,7 +232,9 @@ def test_resuming_a_version_1_transcript_keeps_writing_version_1(tmp_path: Path)
     t = read_transcript(path)
     header = json.loads(path.read_text().splitlines()[0])
     header["version"] = 1
-    path.write_text("\n".join([json.dumps(header)] + [e.text for e in t]) + "\n")
+    # (and without the digests of message_update effects, which came with version 4)
+    old = [re.sub(r',"digest":"[0-9a-f]+"', "", e.text) for e in t]
+    path.write_text("\n".join([json.dumps(header)] + old) + "\n")
     messages = resume(path, cfg, stream_fn=ScriptedModel(["one two three four five six seven"], chunk_size=4)).result()
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert lines[0]["version"] == 1 and not any("deltas" in line for line in lines)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,12 @@ def record(path: Path, replies: list[Any], **config: Any) -> list[Any]:
                           journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
 
 
+def run_digest(kind: str, index: int, deltas: list[str]) -> str:
+    """The digest docs/transcript-format.md gives for a run of deltas, computed here from that text."""
+    text = json.dumps([kind, index, deltas], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -59,7 +67,7 @@ def test_header_and_step_lines(tmp_path: Path) -> None:
     header, *steps = lines(path)
     assert set(header) == {"transcript", "version", "library_version", "created_at", "model", "system_prompt",
                            "tools", "hooks", "interpreter", "initial_state"}
-    assert header["transcript"] == "agentcore-fx" and header["version"] == 3
+    assert header["transcript"] == "agentcore-fx" and header["version"] == 4
     assert header["library_version"] == agentcore.__version__ and header["interpreter"] == "sync"
     assert header["model"]["id"] == "m1" and header["system_prompt"] == "Be exact."
     assert [t["name"] for t in header["tools"]] == ["add"] and header["hooks"] == []
@@ -78,8 +86,9 @@ def test_stream_inputs_have_no_partials_and_updates_are_compact(tmp_path: Path) 
     path = tmp_path / "run.jsonl"
     record(path, ["x" * 400])
     runs = [s for s in lines(path)[1:] if "deltas" in s]
+    digest = run_digest("text_delta", 0, ["x" * 8] * 50)
     assert runs == [{"step": 4, "last": 53, "deltas": {"id": 1, "type": "text_delta", "content_index": 0,
-                                                       "text": ["x" * 8] * 50, "at": 7}}]
+                                                       "text": ["x" * 8] * 50, "at": 7, "digest": digest}}]
     # Read back, a run is one step per delta, exactly as if each had its own line.
     deltas = [e for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
     assert [e.step for e in deltas] == list(range(4, 54)) and {e.line for e in deltas} == {5}
@@ -87,6 +96,9 @@ def test_stream_inputs_have_no_partials_and_updates_are_compact(tmp_path: Path) 
                                     "event": {"type": "text_delta", "content_index": 0, "delta": "x" * 8}, "at": 7}
     assert deltas[3].effects_json == [{"type": "emit", "event": {"type": "message_update"}}]
     assert json.loads(deltas[3].text) == {"step": 7, "input": deltas[3].input_json, "effects": deltas[3].effects_json}
+    # The run's digest is on its last step: it covers the updates of the whole run.
+    assert deltas[-1].effects_json == [{"type": "emit", "event": {"type": "message_update", "digest": digest}}]
+    assert json.loads(deltas[-1].text)["effects"] == deltas[-1].effects_json
     assert deltas[3].input.event.partial.to_message().content[0].text == "x" * 32
 
 
@@ -96,7 +108,7 @@ def test_a_lone_delta_has_a_step_line(tmp_path: Path) -> None:
     (delta,) = [s for s in lines(path)[1:] if s.get("input", {}).get("event", {}).get("type") == "text_delta"]
     assert delta == {"step": 4, "input": {"type": "stream_event_received", "id": 1, "event": {
         "type": "text_delta", "content_index": 0, "delta": "short"}, "at": 7},
-        "effects": [{"type": "emit", "event": {"type": "message_update"}}]}
+        "effects": [{"type": "emit", "event": {"type": "message_update", "digest": run_digest("text_delta", 0, ["short"])}}]}
 
 
 def test_a_run_of_deltas_keeps_each_time_and_ends_with_its_block(tmp_path: Path) -> None:
@@ -185,7 +197,7 @@ def test_version_1_files_are_still_read(tmp_path: Path) -> None:
     v1 = json.loads(header)
     v1["version"] = 1
     old = tmp_path / "v1.jsonl"
-    old.write_text("\n".join([json.dumps(v1)] + [e.text for e in t]) + "\n")
+    old.write_text("\n".join([json.dumps(v1)] + [re.sub(r',"digest":"[0-9a-f]+"', "", e.text) for e in t]) + "\n")
     back = read_transcript(old)
     assert back.version == 1 and [e.input for e in back] == [e.input for e in t]
     assert [e.effects for e in back] == [e.effects for e in t] and replay(old).messages == messages
@@ -264,7 +276,7 @@ def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None
     path = tmp_path / "run.jsonl"
     messages = record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
     t = read_transcript(path)
-    assert t.version == 3 and not t.torn and t.steps == lines(path)[-1]["step"]
+    assert t.version == 4 and not t.torn and t.steps == lines(path)[-1]["step"]
     ctx = AgentContext("Be exact.", [], [add])
     assert t.initial_state == initial_state(ctx, AgentLoopConfig(model=Model(id="m1")))
     last_delta = [e.input for e in t if isinstance(e.input, StreamEventReceived)][-2]
@@ -291,10 +303,10 @@ def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path) -> None:
     (b"", "line 1: empty file"),
     (b"hello\n", "line 1: not an agentcore-fx transcript"),
     (b'{"some": "json"}\n', "line 1: not an agentcore-fx transcript"),
-    (b'{"transcript": "agentcore-fx", "version": 4, "initial_state": {}}\n',
-     "line 1: unsupported transcript version 4 (this reader reads versions 1 to 3)"),
+    (b'{"transcript": "agentcore-fx", "version": 5, "initial_state": {}}\n',
+     "line 1: unsupported transcript version 5 (this reader reads versions 1 to 4)"),
     (b'{"transcript": "agentcore-fx", "version": true, "initial_state": {}}\n',
-     "line 1: unsupported transcript version True (this reader reads versions 1 to 3)"),
+     "line 1: unsupported transcript version True (this reader reads versions 1 to 4)"),
 ])
 def test_not_a_transcript(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.jsonl"
@@ -421,32 +433,31 @@ def test_sync_events_replay_exactly(tmp_path: Path) -> None:
 
 
 def test_recorded_effects_expand_to_the_codec_json(tmp_path: Path) -> None:
-    from interpreters.transcript import expand
+    from agentcore import step as core_step
+    from interpreters.transcript import expand, is_update, update_digest
 
     path = tmp_path / "run.jsonl"
     ctx = AgentContext("", [], [add])
     cfg = AgentLoopConfig(model=Model(id="m"), before_tool_call=lambda c, s: None,
                           should_stop_after_turn=lambda c: False)
-    stream = agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
-                        journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
-    effects: list[Any] = []
-    from interpreters.driver import Driver
-
-    original = Driver.feed
-
-    stream.result()
+    agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
+               journal=TranscriptRecorder(path, ctx, cfg), clock=clock).result()
     t = read_transcript(path)
-    result = replay(t)
     state = t.initial_state
-    from agentcore import step as core_step
-
+    digested = 0
     for entry in t:
         state, effects_now = core_step(state, entry.input).unwrap()
-        for recorded, actual in zip(entry.effects_json, effects_now):
-            if recorded == {"type": "emit", "event": {"type": "message_update"}}:
+        for recorded, actual in zip(entry.effects_json, effects_now, strict=True):
+            if is_update(recorded):
+                # Each update outside a run of deltas has its own digest (a run's is on its last step).
+                if entry.input_json["event"]["type"] not in ("text_delta", "toolcall_delta"):
+                    assert recorded["event"] == {"type": "message_update", "digest": update_digest([actual.event])}
+                    digested += 1
                 continue
             assert expand(recorded) == json.loads(json.dumps(to_json(actual, partials=False)))
-    assert result.finished and original is Driver.feed
+    kinds = [e.input_json["event"]["type"] for e in t if e.input_json["type"] == "stream_event_received"]
+    assert digested == sum(k not in ("start", "text_delta", "toolcall_delta", "done") for k in kinds) > 0
+    assert replay(t).finished
 
 
 # --------------------------------------------------------------------------- the fast encoders

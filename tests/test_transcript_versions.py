@@ -15,12 +15,12 @@ from interpreters.transcript import VERSION, TranscriptRecorder, read_transcript
 DATA = Path(__file__).parent / "data"
 
 
-def test_this_library_writes_version_3(tmp_path: Path) -> None:
+def test_this_library_writes_version_4(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
     run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
                    journal=TranscriptRecorder(path, ctx, cfg))
-    assert VERSION == 3 and read_transcript(path).version == 3
+    assert VERSION == 4 and read_transcript(path).version == 4
 
 
 def test_a_version_2_run_the_turn_order_does_not_touch_replays_identically() -> None:
@@ -42,7 +42,7 @@ def test_a_version_2_run_with_steering_and_prepare_next_turn_says_why_it_diverge
     assert lines[1] == (
         "note: this transcript has format version 2: it was recorded by a library whose loop ran "
         "prepare_next_turn after should_stop_after_turn and polled steering again before each turn. "
-        "Today's loop (version 3) runs prepare_next_turn right after turn_end and polls steering "
+        "Today's loop (format version 3 on) runs prepare_next_turn right after turn_end and polls steering "
         "once per turn, so a run that used those hooks, or a thinking level with a model that does "
         "not reason, replays differently. Record it again with this version.")
     assert info.value.report.recorded_version == 2
@@ -85,3 +85,13 @@ def test_a_damaged_initial_state_names_the_header_line(tmp_path: Path, damage: s
         with pytest.raises(TranscriptError) as info:
             attempt()
         assert str(info.value).startswith("line 1: the header's initial_state does not decode: ")
+
+
+def test_a_version_3_run_replays_identically_without_update_digests() -> None:
+    # Recorded by agentcore-fx 0.2.0: streamed thinking, text and a tool call, then an answer.
+    t = read_transcript(DATA / "v3-streamed-tools.jsonl")
+    assert t.version == 3 and t.header["library_version"] == "0.2.0"
+    updates = [e for entry in t for e in entry.effects_json if e.get("event", {}).get("type") == "message_update"]
+    assert updates and all(e == {"type": "emit", "event": {"type": "message_update"}} for e in updates)
+    result = replay(t)
+    assert result.finished and result.messages[-1].text == "2 + 3 = 5"
