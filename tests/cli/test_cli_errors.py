@@ -77,6 +77,20 @@ def test_damaged_transcript(demo_copy: Path) -> None:
         assert "not a usable transcript: line 6" in err
 
 
+def test_a_damaged_header_exits_2_naming_line_1(demo_copy: Path) -> None:
+    import json
+
+    lines = demo_copy.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["initial_state"] = {"type": "Nope"}
+    demo_copy.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    for action in (["show"], ["replay"], ["html"], ["state", "--step", "1"]):
+        err = one_line_error(run_cli("transcript", action[0], str(demo_copy), *action[1:]))
+        assert err == (f"agentcore: {demo_copy} is not a usable transcript: line 1: the header's initial_state does "
+                       "not decode: unknown type tag 'Nope' at $ (register application types with "
+                       "agentcore.codec.register)\n"), (action, err)
+
+
 def test_torn_last_line_is_noted_and_the_rest_used(demo_copy: Path) -> None:
     data = demo_copy.read_bytes()
     demo_copy.write_bytes(data[:-20])  # a write cut by a crash
