@@ -196,6 +196,13 @@ class ScriptServer:
         self._srv.shutdown()
         self._srv.server_close()
 
+    def clear(self) -> ScriptServer:
+        """Drop the replies not yet sent and the requests seen (a new script on the same server)."""
+        with self._srv.lock:
+            self._srv.script.clear()
+            self._srv.requests.clear()
+        return self
+
     def add(self, *replies: Reply) -> ScriptServer:
         with self._srv.lock:
             self._srv.script.extend(replies)
