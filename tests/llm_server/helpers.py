@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import pytest
-
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.codec import to_json
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
@@ -20,11 +18,7 @@ from interpreters.replay import replay
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
-NO_TOOL_GRAMMAR = pytest.mark.xfail(run=False, reason=(
-    "HARNESS (not a library bug): llama-server 0.5.0-dev (llama-cpp-python 0.3.36) finds no "
-    "tool-call format in the tiny model's Hermes template, so it applies no grammar: with "
-    "logit_bias on <tool_call> the reply is '<tool_call><tool_call>...' text until max_tokens "
-    "(tool_choice=required too); the template must be made recognisable"))
+TOOL_CALL_END = "</tool_call>"
 
 
 def free_port() -> int:
@@ -71,6 +65,10 @@ def bias_payload(tool_call_id: int, bias: float = 100.0, *, first_only: bool = T
         if not first_only or not bodies:
             new["logit_bias"] = {str(tool_call_id): bias}
         new["parallel_tool_calls"] = parallel
+        if not parallel:
+            # The server's grammar lets the model open call after call (it ignores
+            # parallel_tool_calls): a stop at the first closing tag makes one call a reply.
+            new["stop"] = [TOOL_CALL_END]
         if seed is not None:
             new["seed"] = seed
         if extra:

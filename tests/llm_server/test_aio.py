@@ -15,7 +15,7 @@ from interpreters import AbortSignal, TranscriptRecorder
 from interpreters.aio import run_agent_loop
 from interpreters.http import AsyncHttpStreamer
 
-from .helpers import NO_TOOL_GRAMMAR, TOOLS, Run, assert_replays, bias_payload, free_port, model_for, seeded
+from .helpers import TOOLS, Run, assert_replays, bias_payload, free_port, model_for, seeded
 
 
 async def arun(tmp_path: Path, prompt: str, model: Model, *, tools: Any = (), signal: Any = None,
@@ -48,7 +48,6 @@ def test_aio_streamed_text(chat_server: Any, tmp_path: Path) -> None:
     assert_replays(run)
 
 
-@NO_TOOL_GRAMMAR
 def test_aio_forced_tool_call_then_next_turn(chat_server: Any, models: Any, tmp_path: Path) -> None:
     on_payload, bodies = bias_payload(models.vocab.tool_call)
     run = asyncio.run(arun(tmp_path, "Pick a color.", model_for(chat_server), tools=TOOLS,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import NO_TOOL_GRAMMAR, TOOLS, assert_replays, model_for, run_recorded, seeded
+from .helpers import TOOL_CALL_END, TOOLS, assert_replays, model_for, run_recorded, seeded
 
 APIS = ["anthropic-messages", "openai-responses"]
 
@@ -31,7 +31,6 @@ def test_streamed_text(api: Any, chat_server: Any, tmp_path: Path) -> None:
     assert_replays(run)
 
 
-@NO_TOOL_GRAMMAR
 @pytest.mark.parametrize("api", APIS)
 def test_forced_tool_calls_through_two_turns(api: Any, forcing_server: Any, tmp_path: Path) -> None:
     # The server lifts <tool_call> on every reply: each turn is one call; stop after two.
@@ -41,8 +40,10 @@ def test_forced_tool_calls_through_two_turns(api: Any, forcing_server: Any, tmp_
         turns[0] += 1
         return turns[0] >= 2
 
+    # The model would open call after call until max_tokens: a stop at the first closing tag.
+    stop = {"anthropic-messages": "stop_sequences", "openai-responses": "stop"}[api]
     run = run_recorded(tmp_path, "Pick a color.", model_for(forcing_server, api), tools=TOOLS,
-                       should_stop_after_turn=stop_after_two)
+                       should_stop_after_turn=stop_after_two, on_payload=seeded(1, {stop: [TOOL_CALL_END]}))
     assert len(run.assistants) == 2
     for reply in run.assistants:
         assert reply.stop_reason == "toolUse", reply.error_message

@@ -4,7 +4,11 @@ No weights can be downloaded on this machine, so the real-server suite makes its
 the ``gguf`` package: 2 layers, width 64, a byte-level BPE vocabulary (the 256 GPT-2 byte
 symbols, so any prompt tokenizes, plus the ChatML and Hermes tool-call tokens) and a Qwen2.5 /
 Hermes chat template that renders tools and ``<tool_call>`` blocks, so llama-server's ``--jinja``
-tool-call parser and grammar work on it.
+tool-call parser and grammar work on it. The template writes a call as
+``<tool_call>{"name": ..., "arguments": ...}</tool_call>``, with no newline after the opening tag:
+the server learns the call's opening text from the template, and its grammar lets the reply's
+text go on until that exact text appears, so with ``<tool_call>\n`` a model that repeats the
+lifted ``<tool_call>`` token would write text forever.
 
 What the model says is random text, but a few logits are under control: hidden dimension 0 of
 the residual stream is held constant (the embeddings have 1.0 there, every layer's output
@@ -70,7 +74,7 @@ CHAT_TEMPLATE = r"""{%- if tools %}
 {%- if message.content %}{{- '\n' + message.content }}{%- endif %}
 {%- for tool_call in message.tool_calls %}
 {%- if tool_call.function is defined %}{%- set tool_call = tool_call.function %}{%- endif %}
-{{- '\n<tool_call>\n{"name": "' }}{{- tool_call.name }}{{- '", "arguments": ' }}{{- tool_call.arguments | tojson }}{{- '}\n</tool_call>' }}
+{{- '\n<tool_call>{"name": "' }}{{- tool_call.name }}{{- '", "arguments": ' }}{{- tool_call.arguments | tojson }}{{- '}</tool_call>' }}
 {%- endfor %}
 {{- '<|im_end|>\n' }}
 {%- elif message.role == "tool" %}
