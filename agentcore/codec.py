@@ -383,8 +383,6 @@ class PartialFold:
         elif isinstance(event, _stream.ThinkingEndEvent):
             c = event.content
             rebuilt = p.thinking_end(event.content_index, c.thinking_signature, c.thinking)
-            if c.redacted:
-                rebuilt = dataclasses.replace(rebuilt, content=c)
         elif isinstance(event, _stream.ToolCallStartEvent):
             rebuilt = p.toolcall_start(event.id, event.name)
         else:
