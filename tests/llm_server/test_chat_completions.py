@@ -92,40 +92,26 @@ def test_forced_tool_call_runs_and_the_loop_goes_on(chat_server: Any, models: An
     assert_replays(run)
 
 
-def test_parallel_calls(chat_server: Any, models: Any, tmp_path: Path) -> None:
+def test_parallel_calls_cut_by_max_tokens(chat_server: Any, models: Any, tmp_path: Path) -> None:
     # The server's tool grammar lets the model open call after call and never end the reply
     # after one (measured: with <tool_call> lifted, every reply holds 4 calls at 256 tokens,
-    # whatever the bias or seed), so a reply with parallel calls ends at max_tokens: several
-    # complete calls with their own ids, each answered once with the length error.
+    # whatever the bias or seed), so a reply with parallel calls ends at the run's max_tokens:
+    # several complete calls with their own ids, then the cut one, each answered once with the
+    # length error.
     on_payload, _ = bias_payload(models.vocab.tool_call, parallel=True)
     run = run_recorded(tmp_path, "Pick colors.", model_for(chat_server), max_tokens=200,
                        tools=TOOLS, on_payload=on_payload)
     first = run.assistants[0]
-    assert first.stop_reason == "length" and len(first.tool_calls) >= 3, first
+    assert first.stop_reason == "length" and first.usage.output == 200, first
+    assert len(first.tool_calls) >= 3, first.tool_calls
     ids = [c.id for c in first.tool_calls]
     assert len(set(ids)) == len(ids) and all(ids)
     for call in first.tool_calls[:-1]:  # the last one is the call the limit cut
         assert call.name in ("pick", "ping")
         assert call.name == "ping" or call.arguments["color"] in ("red", "green", "blue")
-    assert [r.tool_call_id for r in run.tool_results] == ids
-    assert all(r.is_error and r.text == length_cutoff_text(c.name) for r, c in zip(run.tool_results, first.tool_calls))
-    assert_replays(run)
-
-
-def test_calls_cut_by_max_tokens_get_the_length_error(never_server: Any, models: Any, tmp_path: Path) -> None:
-    # Lifted <tool_call> on every request with parallel calls: the model calls tools until the
-    # output limit cuts the reply.
-    on_payload, _ = bias_payload(models.vocab.tool_call, parallel=True)
-    run = run_recorded(tmp_path, "Pick colors.", model_for(never_server), max_tokens=60,
-                       tools=TOOLS, on_payload=on_payload)
-    reply = run.assistants[0]
-    assert reply.stop_reason == "length", reply.error_message
-    assert reply.usage.output == 60
-    assert reply.tool_calls, "the cut reply should carry the calls streamed so far"
-    assert len(run.tool_results) == len(reply.tool_calls)
-    for call, result in zip(reply.tool_calls, run.tool_results):
-        assert result.is_error
-        assert result.text == length_cutoff_text(call.name)
+    assert [r.tool_call_id for r in run.tool_results[: len(ids)]] == ids
+    for call, result in zip(first.tool_calls, run.tool_results):
+        assert result.is_error and result.text == length_cutoff_text(call.name)
     assert_replays(run)
 
 
