@@ -90,14 +90,14 @@ class _Open:
     kind: _Kind
     id: str = ""
     name: str = ""
-    signature: str | None = None
     redacted: bool = False
 
     def materialize(self, text: str) -> AssistantContent:
+        """The block as it reads before its end event (a signature only comes with the end)."""
         if self.kind == "text":
-            return TextContent(text, self.signature)
+            return TextContent(text)
         if self.kind == "thinking":
-            return ThinkingContent(text, self.signature, self.redacted)
+            return ThinkingContent(text, None, self.redacted)
         return ToolCall(self.id, self.name, freeze(_as_object(parse_partial_json(text))))
 
 
