@@ -75,6 +75,7 @@ from .signal import AbortSignal
 
 __all__ = [
     "AgentEventStream",
+    "AsyncRun",
     "agent_loop",
     "agent_loop_continue",
     "run_agent_loop",
@@ -135,7 +136,13 @@ def default_stream_fn() -> Callable[..., Any] | None:
     return astream_http
 
 
-class _AsyncRun(Run):
+class AsyncRun(Run):
+    """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
+    carries the core's effects out in an asyncio task (tools as
+    tasks or on worker threads); ``AgentEventStream`` drives it. A subclass may
+    change whether a tool runs inline and in which order tool answers reach the core (replay
+    does both to feed live tools' answers in the recorded order)."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.inbox: asyncio.Queue[Any] | None = None
@@ -541,7 +548,7 @@ class AgentEventStream(AsyncIterator[AgentEvent]):
     """The events of a run (async). ``await result()`` runs it to the end and returns the
     messages the run added."""
 
-    def __init__(self, run: _AsyncRun) -> None:
+    def __init__(self, run: AsyncRun) -> None:
         self._run = run
         self._events = run.events()
 
@@ -582,7 +589,7 @@ def agent_loop(
     """Start a run with ``prompts``; ``async for`` over the result for its events."""
     check_run_arguments(context, config, signal, stream_fn, "agent_loop")
     first = Started(prompt_messages(prompts, clock), clock())
-    return AgentEventStream(_AsyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
+    return AgentEventStream(AsyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def agent_loop_continue(
@@ -596,7 +603,7 @@ def agent_loop_continue(
 ) -> AgentEventStream:
     """Continue from ``context``; raises ``ValueError`` at once when it cannot be continued."""
     check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
-    return AgentEventStream(_AsyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+    return AgentEventStream(AsyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
 
 
 async def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:

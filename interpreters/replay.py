@@ -677,11 +677,11 @@ class _RecordedOrder:
 
 def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
     """A sync runner that feeds live tool answers in the recorded order."""
-    from .sync import _SyncRun
+    from .sync import SyncRun
 
     order = _RecordedOrder(transcript)
 
-    class InRecordedOrder(_SyncRun):
+    class InRecordedOrder(SyncRun):
         def runs_inline(self, effect: Any) -> bool:
             return False
 
@@ -702,11 +702,11 @@ def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
 
 def _in_recorded_order_async(transcript: Transcript, *args: Any) -> Any:
     """The asyncio twin of :func:`_in_recorded_order`."""
-    from .aio import _AsyncRun
+    from .aio import AsyncRun
 
     order = _RecordedOrder(transcript)
 
-    class InRecordedOrder(_AsyncRun):
+    class InRecordedOrder(AsyncRun):
         def runs_inline(self, effect: Any) -> bool:
             return False
 
@@ -894,10 +894,10 @@ def resume(
     transcript is appended to (``flush``, ``fsync``, ``secrets``: as for the recorder); a
     finished run returns a stream with no events.
     """
-    from .sync import AgentEventStream, _SyncRun
+    from .sync import AgentEventStream, SyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync)
-    run = _SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
+    run = SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
     run.abort_fed = plan.state.aborted
     if plan.finished:
         run.finished = True
@@ -918,10 +918,10 @@ def aresume(
     fsync: bool = False,
 ) -> Any:
     """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
-    from .aio import AgentEventStream, _AsyncRun
+    from .aio import AgentEventStream, AsyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync)
-    run = _AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
+    run = AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
     run.abort_fed = plan.state.aborted
     if plan.finished:
         run.finished = True

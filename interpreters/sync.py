@@ -79,6 +79,7 @@ from .signal import AbortSignal
 
 __all__ = [
     "AgentEventStream",
+    "SyncRun",
     "StreamFn",
     "agent_loop",
     "agent_loop_continue",
@@ -159,7 +160,13 @@ class _Returned:
         self.error = error
 
 
-class _SyncRun(Run):
+class SyncRun(Run):
+    """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
+    carries the core's effects out in the calling thread (tools
+    inline or on worker threads); ``AgentEventStream`` drives it. A subclass may
+    change whether a tool runs inline and in which order tool answers reach the core (replay
+    does both to feed live tools' answers in the recorded order)."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -412,7 +419,7 @@ class AgentEventStream(Iterator[AgentEvent]):
     """The events of a run, as they happen. ``result()`` runs it to the end and returns the
     messages the run added."""
 
-    def __init__(self, run: _SyncRun) -> None:
+    def __init__(self, run: SyncRun) -> None:
         self._run = run
         self._events = run.events()
 
@@ -466,7 +473,7 @@ def agent_loop(
     """
     check_run_arguments(context, config, signal, stream_fn, "agent_loop")
     first = Started(prompt_messages(prompts, clock), clock())
-    return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
+    return AgentEventStream(SyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def agent_loop_continue(
@@ -483,7 +490,7 @@ def agent_loop_continue(
     Raises ``ValueError`` at once, before any event, when the context cannot be continued.
     """
     check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
-    return AgentEventStream(_SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+    return AgentEventStream(SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
 
 
 def _check_emit(emit: Any, fn: str) -> None:
