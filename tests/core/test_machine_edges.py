@@ -124,6 +124,21 @@ def begin() -> PartialAssistantMessage:
     return PartialAssistantMessage.begin(api="api-x", provider="prov-x", model="m", timestamp=0)
 
 
+def streaming() -> tuple[LoopState, PartialAssistantMessage]:
+    """A run whose model call has sent its start event: the state and the partial."""
+    p = begin()
+    s, _ = go(started(), StreamEventReceived(1, StartEvent(p), 2))
+    return s, p
+
+
+def streaming_text() -> tuple[LoopState, Any]:
+    """A run streaming a reply whose text block 0 is open: the state and that block's start event."""
+    s, p = streaming()
+    opened = p.text_start()
+    s, _ = go(s, StreamEventReceived(1, opened, 3))
+    return s, opened
+
+
 def broken(s: LoopState, event: Any, text: str, partial: Any = None, at: int = 9) -> None:
     """``event`` breaks the stream: the call is cancelled and the run ends with ``text``."""
     s, fx = go(s, StreamEventReceived(1, event, at))
@@ -159,9 +174,8 @@ def test_something_that_is_not_a_stream_event_cancels_the_call_and_ends_the_run_
 
 
 def test_a_second_start_event_breaks_the_stream() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
-    broken(s, _start(p), "Stream protocol error: start arrived a second time "
+    s, p = streaming()
+    broken(s, StartEvent(p), "Stream protocol error: start arrived a second time "
            "(expected start first, then content block events, then done or error)", partial=p)
 
 
@@ -171,22 +185,14 @@ def test_a_block_event_before_the_start_event_breaks_the_stream() -> None:
 
 
 def test_a_delta_for_a_block_that_was_never_started_breaks_the_stream() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
+    s, p = streaming()
     delta = TextDeltaEvent(0, "a", p)
     broken(s, delta, "Stream protocol error: text_delta arrived for content block 0, which was never "
            "started (expected start first, then content block events, then done or error)", partial=p)
 
 
-def _start(p: PartialAssistantMessage) -> StartEvent:
-    return StartEvent(p)
-
-
 def test_an_end_for_a_block_that_was_never_started_breaks_the_stream() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
-    opened = p.text_start()
-    s, _ = go(s, StreamEventReceived(1, opened, 3))
+    s, opened = streaming_text()
     p1 = opened.partial
     end = p1.text_end(0)
     late = TextEndEvent(1, end.content, p1)
@@ -194,10 +200,7 @@ def test_an_end_for_a_block_that_was_never_started_breaks_the_stream() -> None:
 
 
 def test_a_delta_after_its_block_ended_breaks_the_stream() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
-    opened = p.text_start()
-    s, _ = go(s, StreamEventReceived(1, opened, 3))
+    s, opened = streaming_text()
     ended = opened.partial.text_end(0)
     s, _ = go(s, StreamEventReceived(1, ended, 4))
     assert s.phase.blocks == ("",)  # type: ignore[union-attr]
@@ -207,8 +210,7 @@ def test_a_delta_after_its_block_ended_breaks_the_stream() -> None:
 
 
 def test_ending_one_block_leaves_the_next_open_block_open() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
+    s, p = streaming()
     evs: list[Any] = []
     e0 = p.text_start()
     evs.append(e0)
@@ -234,10 +236,7 @@ def test_ending_one_block_leaves_the_next_open_block_open() -> None:
 
 
 def test_a_delta_whose_index_is_not_an_integer_breaks_the_stream() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
-    opened = p.text_start()
-    s, _ = go(s, StreamEventReceived(1, opened, 3))
+    s, opened = streaming_text()
     p1 = opened.partial
     bad = TextDeltaEvent("0", "a", p1)  # type: ignore[arg-type]
     broken(s, bad, "Stream protocol error: the text_delta event's content_index was '0'; expected the "
@@ -245,10 +244,7 @@ def test_a_delta_whose_index_is_not_an_integer_breaks_the_stream() -> None:
 
 
 def test_a_delta_without_a_partial_on_an_open_block_breaks_the_stream() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
-    opened = p.text_start()
-    s, _ = go(s, StreamEventReceived(1, opened, 3))
+    s, opened = streaming_text()
     bad = TextDeltaEvent(0, "a", None)  # type: ignore[arg-type]
     broken(s, bad, stream_payload_text("text_delta", "partial", None), partial=opened.partial)
 
@@ -261,8 +257,7 @@ def test_a_stream_delta_outside_a_model_call_is_rejected() -> None:
 
 
 def test_a_done_event_with_a_partial_takes_its_stop_reason_from_the_event() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
+    s, p = streaming()
     e0 = p.toolcall_start("c1", "echo")
     e1 = e0.partial.toolcall_delta(0, "{}")
     e2 = e1.partial.toolcall_end(0, {})
@@ -275,15 +270,14 @@ def test_a_done_event_with_a_partial_takes_its_stop_reason_from_the_event() -> N
 
 
 def test_a_done_event_with_a_partial_and_an_unknown_reason_stops() -> None:
-    p = begin()
-    s, _ = go(started(), StreamEventReceived(1, _start(p), 2))
+    s, p = streaming()
     s, fx = go(s, StreamEventReceived(1, DoneEvent("error", p), 4))  # type: ignore[arg-type]
     final = p.to_message(stop_reason="stop")
     assert events(fx) == [MessageEndEvent(final), TurnEndEvent(final, ()), AgentEndEvent((USER, final))]
 
 
 def _error_end(event: ErrorEvent) -> AssistantMessage:
-    s, _ = go(started(), StreamEventReceived(1, _start(begin()), 2))
+    s, _ = streaming()
     s, fx = go(s, StreamEventReceived(1, event, 3))
     assert isinstance(s.phase, Finished)
     end = events(fx)[0]
@@ -365,7 +359,7 @@ def test_a_reasoning_model_is_called_with_the_runs_thinking_level() -> None:
 
 def test_a_step_that_changes_only_the_phase_keeps_the_run_state() -> None:
     s = started()
-    s2, _ = go(s, StreamEventReceived(1, _start(begin()), 2))
+    s2, _ = go(s, StreamEventReceived(1, StartEvent(begin()), 2))
     assert s2.phase != s.phase
     assert s2.run is s.run
 
