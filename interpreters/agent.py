@@ -66,7 +66,8 @@ from agentcore.messages import (
 from agentcore.tools import AgentTool, ToolExecutionMode, check_tools
 
 from . import aio
-from .driver import failure_text, is_message, now_ms, prompt_messages, with_signal
+from .clock import now_ms
+from .driver import failure_text, is_message, prompt_messages, with_signal
 from .signal import AbortSignal
 
 __all__ = [

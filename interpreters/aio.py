@@ -63,7 +63,6 @@ from .driver import (
     failure_text,
     hook_call,
     llm_context,
-    now_ms,
     prompt_messages,
     stream_options,
     tool_call,
@@ -71,6 +70,7 @@ from .driver import (
     tool_scopes,
     with_signal,
 )
+from .clock import now_ms
 from .signal import AbortSignal
 
 __all__ = [

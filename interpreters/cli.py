@@ -397,7 +397,7 @@ def _outcome(messages: Sequence[AgentMessage]) -> tuple[int, str]:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import DEMO_PROMPT, demo_config, demo_context, demo_model, steer_when_tools_start
-    from .driver import now_ms
+    from .clock import now_ms
     from .replay import ReplayDivergence, replay
     from .sync import agent_loop
 
@@ -546,7 +546,7 @@ class _Chat:
             self.prompt()
 
     def steer(self, text: str) -> None:
-        from .driver import now_ms
+        from .clock import now_ms
 
         self.steering.append(UserMessage(text, timestamp=now_ms()))
         self.render.line(f"queued: {text}  (the agent reads it after its current step)", "dim")
@@ -581,7 +581,7 @@ class _Chat:
 
     def _line(self, text: str) -> bool:
         """A line typed: a prompt, or a steering message while a run goes on. True: exit."""
-        from .driver import now_ms
+        from .clock import now_ms
 
         if not text:
             if not self.is_running():

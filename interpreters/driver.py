@@ -89,6 +89,7 @@ from agentcore.codec import PartialFold
 from agentcore.providers.catalog import ENV_KEYS
 from agentcore.machine import Rejection, transition
 
+from .clock import now_ms
 from .signal import AbortSignal
 
 __all__ = [
@@ -109,7 +110,6 @@ __all__ = [
     "tool_scopes",
     "failure_text",
     "hook_call",
-    "now_ms",
     "polled_messages",
     "prompt_messages",
     "stream_options",
@@ -152,11 +152,6 @@ def observers(journal: Journals) -> tuple[Journal, ...]:
 def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[Any]:
     """The context managers the observers want around one tool execution."""
     return [getattr(j, "tool_scope")(effect) for j in journals if hasattr(j, "tool_scope")]
-
-
-def now_ms() -> int:
-    """The wall clock in integer milliseconds (the time every input carries)."""
-    return time.time_ns() // 1_000_000
 
 
 class Driver:

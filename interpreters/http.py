@@ -68,6 +68,8 @@ from agentcore.providers.catalog import ENV_KEYS
 from agentcore.providers.registry import Codec, codec_for
 from agentcore.stream import ErrorEvent, PartialAssistantMessage, StreamEvent
 
+from .clock import now_ms
+
 __all__ = [
     "ABORTED_MESSAGE",
     "AsyncHttpStreamer",
@@ -103,10 +105,6 @@ _MAX_ERROR_BODY: Final = 1 << 20  # keep at most 1 MiB of an error response
 #: the pump in the background. Waiting lets the connection go back to the pool before the next
 #: request (the end of the body almost always follows the final event at once).
 _DRAIN_GRACE: Final = 0.05
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _secs(value: float) -> str:
@@ -582,7 +580,7 @@ class HttpStreamer:
         self._sleep = sleep
         self._random = random or _random.random
         self._environ = environ
-        self._clock = clock or _now_ms
+        self._clock = clock or now_ms
 
     def __call__(self, model: Model, context: LlmContext, options: StreamOptions) -> Iterator[StreamEvent]:
         return self.stream(model, context, options)
@@ -766,7 +764,7 @@ class AsyncHttpStreamer:
         self._sleep = sleep
         self._random = random or _random.random
         self._environ = environ
-        self._clock = clock or _now_ms
+        self._clock = clock or now_ms
 
     def __call__(self, model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[StreamEvent]:
         return self.stream(model, context, options)

@@ -78,7 +78,7 @@ class AgentRecording:
         clock: Callable[[], int] | None = None,
     ) -> list[AgentMessage]:
         """Run the agent (live and recorded, or replayed); returns the run's new messages."""
-        from .driver import now_ms
+        from .clock import now_ms
         from .sync import agent_loop
 
         self._runs += 1

@@ -54,7 +54,8 @@ from typing import Any, Literal
 
 from agentcore import AgentContext, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult
 
-from .driver import failure_text, now_ms
+from .clock import now_ms
+from .driver import failure_text
 from .replay import Divergence, ReplayDivergence, ReplayOptions, aresume, replay, replay_llm
 from .signal import AbortSignal
 from .transcript import FlushMode, TranscriptError, TranscriptRecorder, read_transcript

@@ -64,7 +64,7 @@ from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
-from .driver import now_ms
+from .clock import now_ms
 from .signal import AbortSignal
 from .transcript import (
     DIGESTS_VERSION,
@@ -867,7 +867,7 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
                       f"it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
     if t.torn:
         os.truncate(path, t.size)  # drop the torn line before appending
-    marker = {"resumed_from_step": plan.base_step, "at": time.time_ns() // 1_000_000}
+    marker = {"resumed_from_step": plan.base_step, "at": now_ms()}
     recorder = TranscriptRecorder._appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
                                              marker=marker, version=t.version, flush=flush, fsync=fsync,
                                              secrets=secrets)

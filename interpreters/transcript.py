@@ -117,6 +117,7 @@ from agentcore.stream import (
 )
 from agentcore.tools import AgentToolResult
 
+from .clock import now_ms
 from .driver import environment_key, is_message
 
 __all__ = [
@@ -936,12 +937,6 @@ def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, 
     }
 
 
-def _now_ms() -> int:
-    import time
-
-    return time.time_ns() // 1_000_000
-
-
 def _which_interpreter() -> str:
     try:
         asyncio.get_running_loop()
@@ -1215,7 +1210,7 @@ class TranscriptRecorder:
         interpreter = self.interpreter or _which_interpreter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = _locked(self.path, truncate=True)
-        header = _header(self._state, self._config, interpreter, _now_ms())
+        header = _header(self._state, self._config, interpreter, now_ms())
         self._write(compact_json(header) + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:

@@ -530,7 +530,7 @@ def _record_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[
                  secrets: tuple[str, ...] = (), **config: Any) -> tuple[str, str]:
     import interpreters.transcript as transcript
 
-    monkeypatch.setattr(transcript, "_now_ms", lambda: 1)
+    monkeypatch.setattr(transcript, "now_ms", lambda: 1)
     texts = []
     for fast in (True, False):
         path = tmp_path / f"{fast}.jsonl"
