@@ -922,7 +922,7 @@ _POLLS = frozenset({"get_steering_messages", "get_follow_up_messages", "get_api_
 def _cmd_resume(args: argparse.Namespace) -> int:
     from .demo import is_demo_model
     from .replay import ReplayDivergence, resume
-    from .transcript import REDACTED
+    from .secrets import REDACTED
 
     t = read(args.file)
     header_model: Model | None = None

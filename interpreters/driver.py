@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -86,10 +85,10 @@ from agentcore import (
     AssistantMessage,
 )
 from agentcore.codec import PartialFold
-from agentcore.providers.catalog import ENV_KEYS
 from agentcore.machine import Rejection, transition
 
 from .clock import now_ms
+from .secrets import environment_key
 from .signal import AbortSignal
 
 __all__ = [
@@ -104,7 +103,6 @@ __all__ = [
     "check_run_arguments",
     "StreamItems",
     "deliver",
-    "environment_key",
     "is_message",
     "observers",
     "tool_scopes",
@@ -422,12 +420,6 @@ def _nothing() -> None:
 FATAL: Final = (KeyboardInterrupt, SystemExit)
 """Exceptions of user code that stop the run (which still ends with ``agent_end``) and are then
 raised to the caller; every other exception becomes an error result or a failed reply."""
-
-
-def environment_key(provider: str) -> str | None:
-    """The API key the provider's usual environment variable holds (``None``: not set)."""
-    name = ENV_KEYS.get(provider)
-    return (os.environ.get(name) or None) if name else None
 
 
 def failure_text(exc: BaseException) -> str:

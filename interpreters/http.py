@@ -42,7 +42,6 @@ not retried (a provider that said nothing for two minutes will not do better on 
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 import sys
 import email.utils
@@ -69,6 +68,7 @@ from agentcore.providers.registry import Codec, codec_for
 from agentcore.stream import ErrorEvent, PartialAssistantMessage, StreamEvent
 
 from .clock import now_ms
+from .secrets import redact_key, redact_key_bytes
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -189,27 +189,13 @@ class _Call:
                                              timestamp=self.timestamp)
 
 
-def _scrub(message: str, api_key: str | None) -> str:
-    """``message`` without the API key: whole, in escaped forms (``repr``, JSON), and a cut-off
-    start of it at the end of a truncated provider message."""
-    if not api_key or len(api_key) < 4:
-        return message
-    for form in {api_key, api_key.strip(), repr(api_key)[1:-1], json.dumps(api_key)[1:-1]}:
-        if len(form) >= 4 and form in message:
-            message = message.replace(form, "[redacted]")
-    for n in range(min(len(api_key), len(message)), 7, -1):
-        if message.endswith(api_key[:n]):
-            return message[: len(message) - n] + "[redacted]"
-    return message
-
-
 def _fail(model: Model, timestamp: int, message: str, api_key: str | None = None,
           partial: PartialAssistantMessage | None = None,
           reason: Literal["error", "aborted"] = "error") -> ErrorEvent:
     if partial is None:
         partial = PartialAssistantMessage.begin(api=model.api, provider=model.provider,
                                                 model=model.id, timestamp=timestamp)
-    return partial.error(reason, _scrub(message, api_key))
+    return partial.error(reason, redact_key(message, api_key))
 
 
 def _build(client: httpx.Client | httpx.AsyncClient, req: HttpRequest) -> httpx.Request | str:
@@ -385,9 +371,7 @@ class _Session:
         assert response is not None
         status, headers = response.status_code, response.headers
         body = bytes(self.body)
-        key = self.call.api_key
-        if key and len(key) >= 4:
-            body = body.replace(key.encode("utf-8", "replace"), b"[redacted]")
+        body = redact_key_bytes(body, self.call.api_key)
         try:
             message = self.call.codec.decode_error_response(status, headers, body)
         except Exception as exc:  # noqa: BLE001

@@ -97,7 +97,7 @@ from agentcore import (
     thaw,
 )
 
-from .transcript import known_secrets, scrub, secret_forms
+from .secrets import known_secrets, merge_secrets, scrub
 
 __all__ = [
     "SEMCONV_VERSION",
@@ -353,8 +353,7 @@ class TracingObserver:
 
     def add_secrets(self, values: Sequence[str]) -> None:
         """Redact these too (the interpreter reports each API key a run resolves)."""
-        merged = set(self._secrets) | set(secret_forms(values))
-        self._secrets = tuple(sorted(merged, key=len, reverse=True))
+        self._secrets = merge_secrets(self._secrets, values)
 
     # -- the Journal protocol
 

@@ -159,7 +159,8 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
     from agentcore.codec import to_json
 
     from .driver import prompt_messages
-    from .transcript import compact_json, known_secrets, scrub_json, read_transcript
+    from .secrets import known_secrets, scrub_json
+    from .transcript import compact_json, read_transcript
 
     secrets = known_secrets(config, ())
 

@@ -65,11 +65,11 @@ from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
 from .clock import now_ms
+from .secrets import REDACTED, known_secrets, scrub_json
 from .signal import AbortSignal
 from .transcript import (
     DIGESTS_VERSION,
     compact_json,
-    REDACTED,
     EffectEncoder,
     Entry,
     FlushMode,
@@ -78,8 +78,6 @@ from .transcript import (
     TranscriptRecorder,
     VERSION,
     is_update,
-    known_secrets,
-    scrub_json,
     update_digest,
     expand,
     read_transcript,

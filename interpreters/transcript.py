@@ -33,7 +33,8 @@ Two things keep a transcript linear in the size of the run:
 
 Secrets never reach the core (API keys are resolved by the interpreter), but text can carry
 them (a tool error quoting a key, say): every line is scrubbed of the run's known secrets
-(``config.api_key``, header values) and of key-shaped strings before it is written.
+(``config.api_key``, header values) and of key-shaped strings before it is written
+(:mod:`interpreters.secrets`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import typing
 import warnings
 import weakref
@@ -118,7 +118,8 @@ from agentcore.stream import (
 from agentcore.tools import AgentToolResult
 
 from .clock import now_ms
-from .driver import environment_key, is_message
+from .driver import is_message
+from .secrets import hinted, known_secrets, merge_secrets, scrub_json
 
 __all__ = [
     "EffectEncoder",
@@ -133,11 +134,8 @@ __all__ = [
     "delta_run_digest",
     "expand",
     "is_update",
-    "known_secrets",
     "read_transcript",
     "record_to",
-    "scrub_json",
-    "secret_forms",
     "update_digest",
 ]
 
@@ -146,109 +144,12 @@ VERSION: Final = 4
 READABLE_VERSIONS: Final = (1, 2, 3, 4)
 DIGESTS_VERSION: Final = 4
 """The first version whose ``message_update`` effects carry digests (see :func:`update_digest`)."""
-REDACTED: Final = "[REDACTED]"
 
 FlushMode = Literal["entry", "turn"]
 
 
 class TranscriptError(ValueError):
     """A file that is not a readable transcript; the message names the line and the problem."""
-
-
-# --------------------------------------------------------------------------- secrets
-
-_KEY_SHAPES: Final = re.compile(
-    r"sk-ant-[A-Za-z0-9_\-]{16,}"          # Anthropic
-    r"|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"  # OpenAI and look-alikes
-    r"|AIza[0-9A-Za-z_\-]{30,}"            # Google
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"         # GitHub tokens
-    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"      # Slack
-    r"|(?:[Bb]earer|BEARER) +[A-Za-z0-9._~+/\-]{16,}=*"  # the cases and the space _hinted looks for
-)
-_SENSITIVE_HEADER: Final = re.compile(r"auth|key|token|secret|cookie|session|password", re.I)
-
-
-def known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tuple[str, ...]:
-    """Every form of the secrets a run's config holds (key, environment key, sensitive headers),
-    plus ``extra``: what the recorder, the tracer and replay scrub."""
-    found: list[str] = [s for s in extra if s]
-    if config is not None:
-        if config.api_key:
-            found.append(config.api_key)
-        env = environment_key(config.model.provider)
-        if env:
-            found.append(env)
-        for headers in (config.headers, config.model.headers):
-            for name, value in (headers or {}).items():
-                if isinstance(value, str) and len(value) >= 8 and _SENSITIVE_HEADER.search(str(name)):
-                    found.append(value)
-                    if value.lower().startswith("bearer "):
-                        found.append(value[7:])
-    return secret_forms(found)
-
-
-def secret_forms(found: Sequence[str]) -> tuple[str, ...]:
-    """Every form a secret may take in a line, longest first."""
-    # Lines are JSON: a secret with a quote, a backslash, a control or a non-ASCII character is
-    # written escaped, so look for its escaped forms too; twice escaped as well, for JSON held in
-    # a JSON string (the streamed arguments of a tool call).
-    forms = {s for s in found if s}
-    for _ in range(2):
-        for form in list(forms):
-            forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
-            forms.add(json.dumps(form)[1:-1])
-    # Longest first, so a secret that contains another is replaced whole.
-    return tuple(sorted(forms, key=len, reverse=True))
-
-
-def scrub(line: str, secrets: Sequence[str] = ()) -> str:
-    """``line`` with the known ``secrets`` and every key-shaped string replaced by ``[REDACTED]``."""
-    for secret in secrets:
-        if secret in line:
-            line = line.replace(secret, REDACTED)
-    if _hinted(line) and _KEY_SHAPES.search(line) is not None:
-        line = _KEY_SHAPES.sub(REDACTED, line)
-    return line
-
-
-def scrub_json(text: str, secrets: Sequence[str]) -> str:
-    """:func:`scrub` for JSON text (a line, or one JSON string), whose result is still JSON.
-
-    Scrubbing the text as written is what keeps a transcript consistent: every line that
-    carries a string scrubs it in the same form. Only a replacement that would cut an escape
-    sequence in two (a secret that starts or ends like one) makes it scrub the decoded strings
-    instead."""
-    clean = scrub(text, secrets)
-    if clean == text:
-        return text
-    try:
-        json.loads(clean)
-        return clean
-    except ValueError:
-        redone = compact_json(_scrub_strings(json.loads(text), secrets))
-        return redone + "\n" if text.endswith("\n") else redone
-
-
-def _scrub_strings(value: Any, secrets: Sequence[str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value, secrets)
-    if isinstance(value, list):
-        return [_scrub_strings(v, secrets) for v in value]
-    if isinstance(value, dict):
-        return {k: _scrub_strings(v, secrets) for k, v in value.items()}
-    return value
-
-
-_KEY_HINTS: Final = ("sk-", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "earer ", "EARER ")
-_GITHUB_HINT: Final = re.compile(r"gh[pousr]_").search
-
-
-def _hinted(text: str) -> bool:
-    """``any(hint in text for hint in _KEY_HINTS)``, faster: one regex scan for the five GitHub
-    prefixes instead of five substring scans. Only text with a hint can hold a key shape the
-    scrubber redacts (unless the hint is elsewhere on the line: see ``TranscriptRecorder.record``)."""
-    return ("sk-" in text or "AIza" in text or "xox" in text or "earer " in text or "EARER " in text
-            or _GITHUB_HINT(text) is not None)
 
 
 # --------------------------------------------------------------------------- encoding
@@ -309,7 +210,7 @@ def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] 
     else:
         text = compact_json([[to_json(e, partials=False), to_json(getattr(u.message, "header", None))]
                              for e, u in zip(events, updates)])
-    if secrets is not None and (_hinted(text) or any(secret in text for secret in secrets)):
+    if secrets is not None and (hinted(text) or any(secret in text for secret in secrets)):
         text = scrub_json(text, secrets)
     return _digest(text)
 
@@ -584,7 +485,7 @@ class _Memo:
     """to_json of recently seen records, and their JSON text, by identity (a message is encoded
     once, not once per event that carries it).
 
-    ``text`` only keeps text with no key hint (see :func:`_hinted`); text with one sets ``dirty``,
+    ``text`` only keeps text with no key hint (see :func:`interpreters.secrets.hinted`); text with one sets ``dirty``,
     which tells the recorder the line must go through :func:`scrub`.
     """
 
@@ -628,7 +529,7 @@ class _Memo:
             text = hit[1]
         else:
             text = self._make(value)
-            if _hinted(text):
+            if hinted(text):
                 self.dirty = True
                 return text
         self.history_chars += len(text)
@@ -675,7 +576,7 @@ class _Memo:
         text = self.strs.get(value)
         if text is None:
             text = _s(value)
-            if _hinted(text):
+            if hinted(text):
                 self.dirty = True
             else:
                 if len(self.strs) > _MAX_MEMO:
@@ -685,12 +586,12 @@ class _Memo:
 
     def checked(self, text: str) -> str:
         """``text``, noting whether it holds a key hint."""
-        if _hinted(text):
+        if hinted(text):
             self.dirty = True
         return text
 
     def _keep(self, cache: dict[int, tuple[Any, str]], value: Any, text: str) -> str:
-        if _hinted(text):
+        if hinted(text):
             self.dirty = True  # not kept: every line that holds it is scrubbed
             return text
         if len(cache) > _MAX_MEMO:
@@ -1114,8 +1015,7 @@ class TranscriptRecorder:
     def add_secrets(self, values: Sequence[str]) -> None:
         """Never write these either (the interpreter reports each API key a run resolves:
         ``get_api_key``'s answer, the provider's environment variable)."""
-        merged = set(self.secrets) | set(secret_forms(values))
-        self.secrets = self.encoder.secrets = tuple(sorted(merged, key=len, reverse=True))
+        self.secrets = self.encoder.secrets = merge_secrets(self.secrets, values)
 
     @property
     def steps(self) -> int:
@@ -1174,7 +1074,7 @@ class TranscriptRecorder:
         self._steps = run.step + len(texts) - 1
         joined = texts[0] if len(texts) == 1 else "".join(texts)
         written = _json_str(joined)  # the text is scrubbed as the step lines would write it
-        if _hinted(written) or self._holds_secret(written):
+        if hinted(written) or self._holds_secret(written):
             clean = scrub_json(written, self.secrets)
             if clean != written:
                 written, joined = clean, json.loads(clean)

@@ -518,12 +518,12 @@ def test_fast_encoders_know_the_core_records() -> None:
 
 
 def test_hint_check_is_the_hint_list() -> None:
-    from interpreters.transcript import _KEY_HINTS, _hinted
+    from interpreters.secrets import KEY_HINTS, hinted
 
     samples = ["", "plain text", "thought_signature", "gh_", "ghx_", "a ghp_ b", "xo x", "Bearer x", "BEARER x",
-               "bearer", "sk-", "AIz", *(f"..{h}.." for h in _KEY_HINTS)]
+               "bearer", "sk-", "AIz", *(f"..{h}.." for h in KEY_HINTS)]
     for s in samples:
-        assert _hinted(s) == any(h in s for h in _KEY_HINTS), s
+        assert hinted(s) == any(h in s for h in KEY_HINTS), s
 
 
 def _record_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[Any], tools: list[Any] | None = None,

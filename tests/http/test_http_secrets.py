@@ -34,8 +34,8 @@ def test_a_key_that_cannot_be_a_header_is_an_error_naming_no_key(flavour: str, s
 def test_a_key_echoed_in_a_long_non_json_error_body_is_redacted(flavour: str, server: ScriptServer) -> None:
     server.add(Reply(status=401, body=b"x" * 280 + b" your key " + KEY.encode(), content_type="text/plain"))
     out = run(flavour, chat_model(server.url), StreamOptions(api_key=KEY), max_retries=0)
-    assert out.error is not None and "[redacted]" in out.error
-    assert KEY[:8] not in out.error.replace("[redacted]", "")
+    assert out.error is not None and "[REDACTED]" in out.error
+    assert KEY[:8] not in out.error.replace("[REDACTED]", "")
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

@@ -128,7 +128,7 @@ def test_the_api_key_never_appears_in_an_error(flavour: str, server: ScriptServe
                      .encode(), "application/json"))
     out = run(flavour, chat_model(server.url), StreamOptions(api_key=key))
     assert out.error is not None and key not in out.error
-    assert "Incorrect API key provided: [redacted]" in out.error
+    assert "Incorrect API key provided: [REDACTED]" in out.error
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
