@@ -3,7 +3,8 @@
 The package root is the sync API (the caller's thread, tools on a thread pool);
 ``interpreters.aio`` has the same names for asyncio. Both carry out the effects of the pure core
 in :mod:`agentcore`. The root also gives :class:`Agent` / :class:`SyncAgent`, the transcript
-recorder and the replay functions (imported when first used).
+recorder and the replay functions (imported when first used), and :class:`Journal`, the base
+class of every observer given as ``journal=``.
 
 >>> from agentcore import AgentContext, AgentLoopConfig, Model
 >>> messages = run_agent_loop("2 + 2?", AgentContext(), AgentLoopConfig(model=Model(id="m")),
@@ -12,7 +13,7 @@ recorder and the replay functions (imported when first used).
 '4'
 """
 
-from .driver import InterpreterError
+from .driver import InterpreterError, Journal
 from .scripted import ScriptedModel
 from .signal import AbortSignal
 from .sync import (
@@ -29,6 +30,7 @@ __all__ = [
     "Agent",
     "AgentEventStream",
     "InterpreterError",
+    "Journal",
     "ReplayDivergence",
     "ScriptedModel",
     "SyncAgent",

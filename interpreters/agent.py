@@ -67,7 +67,7 @@ from agentcore.tools import AgentTool, ToolExecutionMode, check_tools
 
 from . import aio
 from .clock import now_ms
-from .driver import failure_text, is_message, prompt_messages, with_signal
+from .driver import Journals, failure_text, is_message, observers, prompt_messages, with_signal
 from .signal import AbortSignal
 
 __all__ = [
@@ -234,7 +234,7 @@ class Agent:
         before_tool_call: Callable[..., Any] | None = None,
         after_tool_call: Callable[..., Any] | None = None,
         clock: Callable[[], int] = now_ms,
-        journal: Any = None,
+        journal: Journals = None,
         **loop_options: Any,
     ) -> None:
         unknown = sorted(set(loop_options) - _PASS_THROUGH)
@@ -262,6 +262,7 @@ class Agent:
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.clock = clock
+        observers(journal)  # a journal= that is not a Journal is refused here, not at the first prompt
         self.journal = journal
         """Observers given to every run (``journal=`` of the loop: a tracer, say)."""
         self.loop_options: dict[str, Any] = dict(loop_options)

@@ -5,7 +5,8 @@ Everything that does not depend on *how* it waits (threads or asyncio) lives her
 and asyncio interpreters differ only in how they call things and wait for answers:
 
 - :meth:`Driver.feed` steps the core, raises :class:`InterpreterError` on a rejection (that is a
-  bug in the interpreter, never a user error) and reports each step to an optional journal.
+  bug in the interpreter, never a user error) and reports each step to the run's journals
+  (:class:`Journal`: the recorder, the tracer, your own observers).
 - :func:`hook_call` maps a hook effect to the user's callable, its arguments, and the input that
   carries its answer back.
 - :func:`tool_call` does the same for ``ExecuteTool``; :func:`stream_options` builds the options
@@ -17,14 +18,16 @@ and asyncio interpreters differ only in how they call things and wait for answer
 
 from __future__ import annotations
 
+import abc
 import inspect
 import logging
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from collections import deque
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal, Protocol, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
 
@@ -122,16 +125,33 @@ class InterpreterError(RuntimeError):
     """The core rejected an input: the interpreter fed something out of protocol."""
 
 
-class Journal(Protocol):
-    """Observes a run: receives every step (the transcript recorder and the tracer implement it).
+class Journal(abc.ABC):
+    """Observes a run: the driver calls :meth:`record` after every step of the core.
 
-    An observer may also define ``tool_scope(effect) -> context manager``: the interpreter
-    enters it around each tool execution, in the thread or task that runs the tool (this is how
-    a tracer makes the tool's own spans children of its ``execute_tool`` span); and ``flush()``,
-    called when the run's event stream closes (at its end, or abandoned before it).
+    The transcript recorder and the OpenTelemetry tracer are journals; write your own by
+    subclassing this class and defining :meth:`record`. The other methods are part of the
+    protocol too, and do nothing here: override the ones your observer needs.
     """
 
-    def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None: ...
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
+        """Step ``step`` fed ``input`` to the core, which asked for ``effects``."""
+
+    def tool_scope(self, effect: ExecuteTool) -> AbstractContextManager[Any]:
+        """A context manager the interpreter enters around the execution of ``effect``'s tool,
+        in the thread or task that runs it (a tracer makes the tool's own spans children of its
+        ``execute_tool`` span this way)."""
+        return nullcontext()
+
+    def flush(self) -> None:
+        """The run's event stream closed (at the run's end, or abandoned before it): write what
+        is held back."""
+
+    def add_secrets(self, values: Sequence[str]) -> None:
+        """API keys the run resolved (``get_api_key``'s answer, the provider's environment
+        variable): keep them out of whatever is written."""
 
 
 Journals: TypeAlias = "Journal | Sequence[Journal] | None"
@@ -139,17 +159,20 @@ Journals: TypeAlias = "Journal | Sequence[Journal] | None"
 
 
 def observers(journal: Journals) -> tuple[Journal, ...]:
-    """``journal=`` as a tuple of observers."""
+    """``journal=`` as a tuple of observers (``TypeError`` for what is not a :class:`Journal`)."""
     if journal is None:
         return ()
-    if isinstance(journal, (list, tuple)):
-        return tuple(journal)
-    return (journal,)  # type: ignore[return-value]
+    found: tuple[Any, ...] = tuple(journal) if isinstance(journal, (list, tuple)) else (journal,)
+    for item in found:
+        if not isinstance(item, Journal):
+            raise TypeError(f"journal= takes Journal instances (a TranscriptRecorder, a TracingObserver, "
+                            f"or a subclass of interpreters.driver.Journal), not {_a(type(item).__name__)}")
+    return found
 
 
-def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[Any]:
+def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[AbstractContextManager[Any]]:
     """The context managers the observers want around one tool execution."""
-    return [getattr(j, "tool_scope")(effect) for j in journals if hasattr(j, "tool_scope")]
+    return [j.tool_scope(effect) for j in journals]
 
 
 class Driver:
@@ -257,9 +280,7 @@ class Run:
             deadline.unlink()
         self.deadlines.clear()
         for journal in self.driver.journals:
-            flush = getattr(journal, "flush", None)
-            if flush is not None:
-                flush()
+            journal.flush()
 
     @property
     def ended(self) -> bool:
@@ -367,9 +388,7 @@ class Run:
             return
         self.secrets_told.update(found)
         for journal in self.driver.journals:
-            add = getattr(journal, "add_secrets", None)
-            if add is not None:
-                add(found)
+            journal.add_secrets(found)
 
     def timeout_of(self, tool: AgentTool | None) -> int | None:
         """The time limit of one call of ``tool`` in ms (``None``: no limit)."""

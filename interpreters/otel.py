@@ -97,6 +97,7 @@ from agentcore import (
     thaw,
 )
 
+from .driver import Journal
 from .secrets import known_secrets, merge_secrets, scrub
 
 __all__ = [
@@ -302,7 +303,7 @@ class _ToolScope:
             otel_context.detach(self._token)  # type: ignore[arg-type]
 
 
-class TracingObserver:
+class TracingObserver(Journal):
     """A journal that turns a run into OpenTelemetry spans (GenAI semantic conventions 1.41.0).
 
     - ``tracer_provider``: where the spans go (default: the global provider, which is a no-op

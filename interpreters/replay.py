@@ -65,6 +65,7 @@ from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
 from .clock import now_ms
+from .driver import Journal
 from .secrets import REDACTED, known_secrets, scrub_json
 from .signal import AbortSignal
 from .transcript import (
@@ -521,7 +522,7 @@ class _Stop(BaseException):
     ``except Exception`` around model calls does not turn it into a failed stream)."""
 
 
-class _LiveChecker:
+class _LiveChecker(Journal):
     """A journal that checks each live step against the recording (first divergence sticks)."""
 
     def __init__(self, transcript: Transcript, options: ReplayOptions, secrets: Sequence[str]) -> None:

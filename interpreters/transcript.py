@@ -118,7 +118,7 @@ from agentcore.stream import (
 from agentcore.tools import AgentToolResult
 
 from .clock import now_ms
-from .driver import is_message
+from .driver import Journal, is_message
 from .secrets import hinted, known_secrets, merge_secrets, scrub_json
 
 __all__ = [
@@ -865,7 +865,7 @@ class _DeltaRun:
         self.open = True
 
 
-class TranscriptRecorder:
+class TranscriptRecorder(Journal):
     """Writes a run's transcript; pass it as ``journal=`` to any interpreter.
 
     >>> import tempfile, os

@@ -25,7 +25,7 @@ from agentcore import (
     UserMessage,
 )
 from flavours import run, types
-from interpreters import AbortSignal, ScriptedModel, agent_loop, agent_loop_continue, aio, run_agent_loop, tool
+from interpreters import AbortSignal, Journal, ScriptedModel, agent_loop, agent_loop_continue, aio, run_agent_loop, tool
 from interpreters.scripted import Reply, error
 
 MODEL = Model(id="m")
@@ -377,7 +377,7 @@ def test_sync_and_asyncio_give_identical_events(replies: list[Any], mode: str, c
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: str) -> None:
-    class FullDisk:
+    class FullDisk(Journal):
         def record(self, step: int, input: Any, effects: Any) -> None:
             if step == 3:
                 raise OSError("No space left on device")
@@ -392,6 +392,40 @@ def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: str) -> None
                                      journal=FullDisk()).result()
 
             asyncio.run(main())
+
+
+def test_a_journal_is_a_journal_subclass_and_its_optional_methods_do_nothing() -> None:
+    class OnlyRecord:  # duck-typed: not a Journal
+        def record(self, step: int, input: Any, effects: Any) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="journal= takes Journal instances .* not an OnlyRecord"):
+        agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=ScriptedModel(["x"]),
+                   journal=[OnlyRecord()])
+    with pytest.raises(TypeError, match="journal= takes Journal instances"):
+        aio.agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=ScriptedModel(["x"]),
+                       journal=OnlyRecord())  # type: ignore[arg-type]
+
+    class Steps(Journal):
+        def __init__(self) -> None:
+            self.steps = 0
+
+        def record(self, step: int, input: Any, effects: Any) -> None:
+            self.steps = step
+
+    steps = Steps()
+    with steps.tool_scope(None):  # type: ignore[arg-type]
+        steps.flush()
+        steps.add_secrets(["k"])
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    model = ScriptedModel([Reply(tool_calls=(("add", {"a": 1, "b": 2}),)), "3"])
+    messages = agent_loop("go", AgentContext(tools=[add]), AgentLoopConfig(model=MODEL), stream_fn=model,
+                          journal=steps).result()
+    assert messages[-1].text == "3" and steps.steps > 0
 
 
 # --------------------------------------------------------------------------- abort edge cases

@@ -24,7 +24,7 @@ from agentcore import (
     UserMessage,
 )
 from flavours import run, types
-from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
+from interpreters import AbortSignal, Agent, Journal, ScriptedModel, SyncAgent, tool
 from interpreters.replay import replay
 from interpreters.scripted import Reply
 from interpreters.transcript import TranscriptRecorder
@@ -250,7 +250,7 @@ def test_reset_while_running_raises_and_changes_nothing() -> None:
     asyncio.run(main())
 
 
-class _FailingJournal:
+class _FailingJournal(Journal):
     """A journal that cannot write: the run breaks at its first step."""
 
     def record(self, step: int, input: Any, effects: Any) -> None:

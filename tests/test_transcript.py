@@ -19,7 +19,7 @@ from agentcore.stream import StartEvent
 from agentcore.codec import to_json
 from agentcore.inputs import StreamEventReceived
 from agentcore.state import initial_state
-from interpreters import ScriptedModel, agent_loop, run_agent_loop, tool
+from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
 from interpreters import aio
 from interpreters.replay import replay
 from interpreters.scripted import Reply, ScriptedCall, tool_call
@@ -793,12 +793,12 @@ def test_a_caller_that_holds_on_to_record_loses_no_delta(tmp_path: Path) -> None
     recorder = TranscriptRecorder(path, ctx, cfg)
     forward = Forward(recorder)
 
-    class Journal:
+    class Forwarding(Journal):
         def record(self, step: int, input: Any, effects: Any) -> None:
             forward(step, input, effects)
 
     run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["aabbccddee"], chunk_size=2),
-                   journal=Journal(), clock=clock)
+                   journal=Forwarding(), clock=clock)
     recorder.close()
     deltas = [e.input.event.delta for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
     assert deltas == ["aa", "bb", "cc", "dd", "ee"]
