@@ -57,6 +57,7 @@ from .driver import (
     FATAL,
     NO_STREAM_FN,
     Journals,
+    WAIT,
     Run,
     StreamItems,
     check_run_arguments,
@@ -138,10 +139,9 @@ def default_stream_fn() -> Callable[..., Any] | None:
 
 class AsyncRun(Run):
     """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
-    carries the core's effects out in an asyncio task (tools as
-    tasks or on worker threads); ``AgentEventStream`` drives it. A subclass may
-    change whether a tool runs inline and in which order tool answers reach the core (replay
-    does both to feed live tools' answers in the recorded order)."""
+    carries the core's effects out in an asyncio task (tools as tasks or on worker threads);
+    ``AgentEventStream`` drives it. Its :class:`~interpreters.driver.AnswerOrder` decides in
+    which order the answers it waits for reach the core."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -229,9 +229,14 @@ class AsyncRun(Run):
             inline[0].cancel()
 
     async def next_answer(self) -> Any:
-        """The next item of the inbox (an answer, or the abort wake-up), waiting for it."""
-        assert self.inbox is not None
-        return await self.inbox.get()
+        """The next item to feed (an answer, or the abort wake-up), in the run's answer order,
+        waiting for the inbox."""
+        order, inbox = self.order, self.inbox
+        assert inbox is not None
+        item = order.due(self)
+        while item is WAIT:
+            item = order.arrived(self, await inbox.get())
+        return item
 
     async def wait_for_answer(self) -> None:
         limit = self.wait_limit()
@@ -461,6 +466,7 @@ class AsyncRun(Run):
         self.feed_abort()
 
     async def start_tool(self, effect: ExecuteTool) -> None:
+        self.order.tool_starting(self, effect)
         if self.ended:
             return
         signal = self.tool_started(effect)

@@ -95,6 +95,9 @@ from .secrets import environment_key
 from .signal import AbortSignal
 
 __all__ = [
+    "AS_THEY_ARRIVE",
+    "AnswerOrder",
+    "WAIT",
     "Driver",
     "HookCall",
     "InterpreterError",
@@ -212,6 +215,46 @@ class _Deadline:
     unlink: Callable[[], None]
 
 
+WAIT: Final = object()
+"""What an :class:`AnswerOrder` gives when nothing is to be fed yet: the runner waits for the
+next item of its inbox."""
+
+
+class AnswerOrder:
+    """The order in which a run feeds the answers it waits for to the core.
+
+    A run that waits for answers (tool results and progress, the abort's wake-up) takes them
+    from its inbox one by one; its answer order decides, without waiting itself, which item is
+    fed next. Both runners use it the same way (it decides, the runner waits), so one order
+    serves the sync and the asyncio interpreter. This base class feeds each item as it arrives
+    and lets a lone tool that cannot report progress run inline; LLM-only replay
+    (:mod:`interpreters.replay`) gives its runs an order that feeds live tool answers in the
+    order the recording has them.
+    """
+
+    __slots__ = ()
+
+    runs_tools_inline: bool = True
+    """Whether a lone tool call that cannot report progress and has no time limit may run
+    without a hand-off (its answer is then in the inbox before the run waits)."""
+
+    def tool_starting(self, run: Run, effect: ExecuteTool) -> None:
+        """``run`` is about to start the tool call of ``effect``."""
+
+    def due(self, run: Run) -> Any:
+        """An item held back that is to be fed now, or :data:`WAIT`."""
+        return WAIT
+
+    def arrived(self, run: Run, item: Any) -> Any:
+        """``item`` came out of the inbox: the item to feed now (``item``, or one held back
+        before), or :data:`WAIT` to hold it and wait for the next one."""
+        return item
+
+
+AS_THEY_ARRIVE: Final = AnswerOrder()
+"""The default order: each answer is fed as it arrives."""
+
+
 class Run:
     """What the sync and asyncio runners share: the driver, the effects still to carry out, and
     feeding (an abort that fired is always fed before the next input), which answers still
@@ -229,8 +272,12 @@ class Run:
         journal: Journals,
         clock: Callable[[], int],
         outstanding: Sequence[Effect] = (),
+        *,
+        order: AnswerOrder | None = None,
     ) -> None:
-        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects."""
+        """Run from ``state``: feed ``first``, or (resuming) carry out ``outstanding`` effects.
+        ``order`` decides in which order the answers the run waits for are fed (default: as
+        they arrive). A state the core has already ended gives a run that is over."""
         if first is not None:
             # Check the first input now, so that a bad continue raises before any event.
             out = transition(state, first)
@@ -248,15 +295,16 @@ class Run:
         self.clock = clock
         self.driver = Driver(state, journal, clock)
         self.first = first
+        self.order = order if order is not None else AS_THEY_ARRIVE
         self.pending: deque[Effect] = deque(outstanding)
         self.running: set[int] = set()
         self.deadlines: dict[int, _Deadline] = {}
-        self.abort_fed = False
+        self.abort_fed = state.aborted  # a resumed run may have been aborted before
         self.abort_deadline = 0.0
-        self.finished = False
+        self.finished = self.driver.ended
         self.fatal: BaseException | None = None
         self.secrets_told: set[str] = set()
-        self.messages: tuple[AgentMessage, ...] = ()
+        self.messages: tuple[AgentMessage, ...] = tuple(state.new_messages) if self.finished else ()
 
     abort_grace: float = 5.0
     """Seconds a running tool has, after an abort, to return before the run stops waiting for it
@@ -415,11 +463,13 @@ class Run:
         return ToolFailed(effect.id, ABORTED_TEXT, self.clock())
 
     def quiet_lone_tool(self, effect: ExecuteTool) -> AgentTool | None:
-        """The tool of ``effect`` when it is the only call running, cannot report progress and
-        has no time limit (runners may then run it without a hand-off to a thread or task)."""
+        """The tool of ``effect`` when it is the only call running, cannot report progress, has
+        no time limit and the run's :class:`AnswerOrder` lets tools run inline (runners may then
+        run it without a hand-off to a thread or task)."""
         tool = self.registry.get(effect.tool_call.name)
         if (
             tool is None
+            or not self.order.runs_tools_inline
             or getattr(tool.execute, "reports_progress", True) is not False
             or len(self.running) != 1
             or effect.id in self.deadlines

@@ -26,7 +26,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -65,7 +64,7 @@ from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
 from .clock import now_ms
-from .driver import Journal
+from .driver import WAIT, AnswerOrder, Journal, Run
 from .secrets import REDACTED, known_secrets, scrub_json
 from .signal import AbortSignal
 from .transcript import (
@@ -610,11 +609,10 @@ class RecordedModel:
             yield None  # never fed: the interpreter sees the abort first
 
 
-_WAIT = object()
 _TOOL_ANSWERS = (ToolUpdated, ToolFinished, ToolFailed)
 
 
-class _RecordedOrder:
+class _RecordedOrder(AnswerOrder):
     """Feeds live tool answers in the order the recording has them (both interpreters).
 
     In an LLM-only replay the tools run live, so a parallel batch may finish in another order
@@ -627,100 +625,55 @@ class _RecordedOrder:
     never run inline here, so the run does wait), and answers are held until it is fed.
     """
 
+    __slots__ = ("recorded", "held", "unstarted")
+
+    runs_tools_inline = False
+
     def __init__(self, transcript: Transcript) -> None:
         self.recorded = [entry.input for entry in transcript.entries]
         self.held: list[Any] = []
         self.unstarted = {inp.id for inp in self.recorded if type(inp) is ToolFailed and inp.error == ABORTED_TEXT}
         """Tool calls a recorded abort stopped before they started (answered ``ABORTED_TEXT``)."""
 
-    def before_start(self, run: Any, effect: ExecuteTool) -> None:
+    def tool_starting(self, run: Run, effect: ExecuteTool) -> None:
         """A tool the recorded abort stopped before it started: the abort comes first again."""
         if effect.id in self.unstarted:
             run.signal.abort()
 
-    def _next(self, run: Any) -> Any:
+    def _next(self, run: Run) -> Any:
         step = run.driver.steps
         return self.recorded[step] if step < len(self.recorded) else None
 
-    def ready(self, run: Any) -> Any:
-        """A held answer to feed now, or ``_WAIT``."""
+    def due(self, run: Run) -> Any:
+        """A held answer to feed now (stamped with the run's clock: the recorded time), or WAIT."""
         want, held = self._next(run), self.held
         if type(want) is AbortRequested:
             run.signal.abort()  # its wake-up comes through the inbox (a no-op if it already fired)
-            return _WAIT
+            return WAIT
         if not isinstance(want, _TOOL_ANSWERS):
-            return held.pop(0) if held else _WAIT
+            return _stamped(run, held.pop(0)) if held else WAIT
         for i, item in enumerate(held):
             if type(item) is type(want) and item.id == want.id:
-                return held.pop(i)
+                return _stamped(run, held.pop(i))
         ended = sum(isinstance(h, (ToolFinished, ToolFailed)) for h in held)
         if held and ended >= len(run.running):
-            return held.pop(0)  # nothing else can come: feed in arrival order
-        return _WAIT
+            return _stamped(run, held.pop(0))  # nothing else can come: feed in arrival order
+        return WAIT
 
-    def arrived(self, run: Any, item: Any) -> Any:
-        """An item from the inbox: feed it now, or hold it (``_WAIT``). A tool answer is held
-        while the recording expects a tool answer (it may be another's) or an abort (first)."""
+    def arrived(self, run: Run, item: Any) -> Any:
+        """An item from the inbox: feed it now, or hold it (WAIT). A tool answer is held while
+        the recording expects a tool answer (it may be another's) or an abort (first)."""
         if not isinstance(item, _TOOL_ANSWERS):
             return item
         want = self._next(run)
         if type(want) is not AbortRequested and not isinstance(want, _TOOL_ANSWERS):
-            return item
+            return _stamped(run, item)
         self.held.append(item)
-        return self.ready(run)
-
-    @staticmethod
-    def stamped(run: Any, item: Any) -> Any:
-        return replace(item, at=run.clock()) if isinstance(item, _TOOL_ANSWERS) else item
+        return self.due(run)
 
 
-def _in_recorded_order(transcript: Transcript, *args: Any) -> Any:
-    """A sync runner that feeds live tool answers in the recorded order."""
-    from .sync import SyncRun
-
-    order = _RecordedOrder(transcript)
-
-    class InRecordedOrder(SyncRun):
-        def runs_inline(self, effect: Any) -> bool:
-            return False
-
-        def start_tool(self, effect: ExecuteTool) -> None:
-            order.before_start(self, effect)
-            super().start_tool(effect)
-
-        def next_answer(self, timeout: float | None = None) -> Any:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            item = order.ready(self)
-            while item is _WAIT:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                item = order.arrived(self, self.inbox.get(timeout=left))  # queue.Empty at the deadline
-            return order.stamped(self, item)
-
-    return InRecordedOrder(*args)
-
-
-def _in_recorded_order_async(transcript: Transcript, *args: Any) -> Any:
-    """The asyncio twin of :func:`_in_recorded_order`."""
-    from .aio import AsyncRun
-
-    order = _RecordedOrder(transcript)
-
-    class InRecordedOrder(AsyncRun):
-        def runs_inline(self, effect: Any) -> bool:
-            return False
-
-        async def start_tool(self, effect: ExecuteTool) -> None:
-            order.before_start(self, effect)
-            await super().start_tool(effect)
-
-        async def next_answer(self) -> Any:
-            assert self.inbox is not None
-            item = order.ready(self)
-            while item is _WAIT:
-                item = order.arrived(self, await self.inbox.get())
-            return order.stamped(self, item)
-
-    return InRecordedOrder(*args)
+def _stamped(run: Run, item: Any) -> Any:
+    return replace(item, at=run.clock())
 
 
 def _llm_setup(source: Source, options: ReplayOptions, config: AgentLoopConfig,
@@ -754,11 +707,11 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     The effects are compared scrubbed of secrets as the recorder scrubbed the recording's: the
     config's keys and headers, and ``secrets`` (give the recorder's ``secrets=``).
     """
-    from .sync import AgentEventStream
+    from .sync import AgentEventStream, SyncRun
 
     t, checker, model = _llm_setup(source, options, config, secrets)
-    run = _in_recorded_order(t, t.initial_state, tools, config, t.entries[0].input, signal, model, checker,
-                             checker.clock)
+    run = SyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
+                  order=_RecordedOrder(t))
     checker.signal = run.signal
     stream = AgentEventStream(run)
     try:
@@ -774,11 +727,11 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
                       options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None,
                       secrets: Sequence[str] = ()) -> ReplayResult:
     """:func:`replay_llm` on the asyncio interpreter (``async def`` tools and hooks awaited)."""
-    from .aio import AgentEventStream
+    from .aio import AgentEventStream, AsyncRun
 
     t, checker, model = _llm_setup(source, options, config, secrets)
-    run = _in_recorded_order_async(t, t.initial_state, tools, config, t.entries[0].input, signal, model,
-                                   checker, checker.clock)
+    run = AsyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
+                   order=_RecordedOrder(t))
     checker.signal = run.signal
     stream = AgentEventStream(run)
     try:
@@ -896,12 +849,8 @@ def resume(
     from .sync import AgentEventStream, SyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync)
-    run = SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
-    run.abort_fed = plan.state.aborted
-    if plan.finished:
-        run.finished = True
-        run.messages = tuple(plan.state.new_messages)
-    return AgentEventStream(run)
+    return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
+                                    outstanding=plan.outstanding))
 
 
 def aresume(
@@ -920,9 +869,5 @@ def aresume(
     from .aio import AgentEventStream, AsyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync)
-    run = AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
-    run.abort_fed = plan.state.aborted
-    if plan.finished:
-        run.finished = True
-        run.messages = tuple(plan.state.new_messages)
-    return AgentEventStream(run)
+    return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
+                                     outstanding=plan.outstanding))

@@ -27,6 +27,7 @@ import inspect
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from typing import Any, Final
@@ -60,6 +61,7 @@ from .driver import (
     FATAL,
     NO_STREAM_FN,
     Journals,
+    WAIT,
     Run,
     StreamItems,
     check_run_arguments,
@@ -162,10 +164,9 @@ class _Returned:
 
 class SyncRun(Run):
     """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
-    carries the core's effects out in the calling thread (tools
-    inline or on worker threads); ``AgentEventStream`` drives it. A subclass may
-    change whether a tool runs inline and in which order tool answers reach the core (replay
-    does both to feed live tools' answers in the recorded order)."""
+    carries the core's effects out in the calling thread (tools inline or on worker threads);
+    ``AgentEventStream`` drives it. Its :class:`~interpreters.driver.AnswerOrder` decides in
+    which order the answers it waits for reach the core."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -204,9 +205,14 @@ class SyncRun(Run):
             self.close()
 
     def next_answer(self, timeout: float | None = None) -> Any:
-        """The next item of the inbox (an answer, or the abort wake-up), waiting for it at most
-        ``timeout`` seconds (then ``queue.Empty``)."""
-        return self.inbox.get(timeout=timeout)
+        """The next item to feed (an answer, or the abort wake-up), in the run's answer order,
+        waiting for the inbox at most ``timeout`` seconds (then ``queue.Empty``)."""
+        order, get = self.order, self.inbox.get
+        item = order.due(self)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while item is WAIT:
+            item = order.arrived(self, get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic())))
+        return item
 
     def wait_for_answer(self) -> None:
         try:
@@ -359,6 +365,7 @@ class SyncRun(Run):
         self.feed_abort()
 
     def start_tool(self, effect: ExecuteTool) -> None:
+        self.order.tool_starting(self, effect)
         if self.ended:
             return
         signal = self.tool_started(effect)
