@@ -50,7 +50,7 @@ __all__ = [
 _LAZY = {
     "Agent": "agent", "SyncAgent": "agent",
     "TranscriptRecorder": "transcript", "read_transcript": "transcript",
-    "ReplayDivergence": "replay", "replay": "replay", "replay_llm": "replay", "resume": "replay",
+    "ReplayDivergence": "replay", "replay": "replay", "replay_llm": "replay", "resume": "resuming",
 }
 
 

@@ -921,7 +921,8 @@ _POLLS = frozenset({"get_steering_messages", "get_follow_up_messages", "get_api_
 
 def _cmd_resume(args: argparse.Namespace) -> int:
     from .demo import is_demo_model
-    from .replay import ReplayDivergence, resume
+    from .replay import ReplayDivergence
+    from .resuming import resume
     from .secrets import REDACTED
 
     t = read(args.file)

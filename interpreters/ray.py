@@ -56,7 +56,8 @@ from agentcore import AgentContext, AgentLoopConfig, AgentMessage, AgentTool, Ag
 
 from .clock import now_ms
 from .driver import failure_text
-from .replay import Divergence, ReplayDivergence, ReplayOptions, aresume, replay, replay_llm
+from .replay import Divergence, ReplayDivergence, ReplayOptions, replay, replay_llm
+from .resuming import aresume
 from .signal import AbortSignal
 from .transcript import FlushMode, TranscriptError, TranscriptRecorder, read_transcript
 

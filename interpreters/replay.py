@@ -1,4 +1,4 @@
-"""The replay interpreter: re-run the pure core over a transcript, and resume a crashed run.
+"""The replay interpreter: re-run the pure core over a transcript, and compare.
 
 Theory of operation
 -------------------
@@ -14,11 +14,9 @@ hooks, but its stream function plays back the recorded model replies, and a jour
 effects of each step against the recording as they happen: the mode to test a code change
 against a recorded conversation.
 
-:func:`resume` reads the transcript of a run that died, replays it strictly to the last recorded
-state, works out which effects were still waiting for an answer (a tool call that never
-finished is run again; a model call whose stream was cut is made again from the state before
-it, and the partial stream is marked superseded in the transcript), and goes on live, appending
-to the same transcript. See ``docs/replay.md``.
+:func:`resume` (in :mod:`interpreters.resuming`, and importable from here) reads the transcript
+of a run that died, replays it strictly to the last recorded state, and goes on live from there.
+See ``docs/replay.md``.
 """
 
 from __future__ import annotations
@@ -26,8 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -41,7 +38,6 @@ from agentcore import (
     AgentLoopConfig,
     AgentMessage,
     CallLlm,
-    CancelLlm,
     DoneEvent,
     Effect,
     Emit,
@@ -63,19 +59,16 @@ from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
-from .clock import now_ms
 from .driver import WAIT, AnswerOrder, Journal, Run
-from .secrets import REDACTED, known_secrets, scrub_json
+from .secrets import known_secrets, scrub_json
 from .signal import AbortSignal
 from .transcript import (
     DIGESTS_VERSION,
     compact_json,
     EffectEncoder,
     Entry,
-    FlushMode,
     Transcript,
     TranscriptError,
-    TranscriptRecorder,
     VERSION,
     is_update,
     update_digest,
@@ -84,19 +77,19 @@ from .transcript import (
 )
 
 __all__ = [
+    "Comparator",
     "Divergence",
     "RecordedModel",
     "ReplayDivergence",
     "ReplayOptions",
     "ReplayResult",
-    "aresume",
     "fork",
     "llm_request_at",
     "replay",
     "replay_llm",
     "areplay_llm",
-    "resume",
     "state_at",
+    "step_recorded",
 ]
 
 DivergenceKind = Literal["effect", "rejected", "out_of_recording", "left_over"]
@@ -332,7 +325,7 @@ def _headline(index: int, expected: Any, actual: Any) -> str:
     return f"{what}: {where}: recorded {_shown(was)}, now {_shown(now)}"
 
 
-class _Comparator:
+class Comparator:
     """Compares the effects of each step with the recording, in transcript order."""
 
     def __init__(self, transcript: Transcript, options: ReplayOptions,
@@ -421,7 +414,7 @@ class _Comparator:
 # --------------------------------------------------------------------------- strict replay
 
 
-def _step_recorded(state: LoopState, entry: Entry) -> StepResult:
+def step_recorded(state: LoopState, entry: Entry) -> StepResult:
     """``step`` over a recorded input. The reader checks each line's shape, not every field's
     type; an input damaged inside (a record turned into a plain mapping) that the core cannot
     take is a damaged transcript, named by its line."""
@@ -447,7 +440,7 @@ def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: i
     """
     t = _load(source)
     state = t.initial_state
-    cmp = _Comparator(t, options)
+    cmp = Comparator(t, options)
     events: list[AgentEvent] = []
     messages: list[AgentMessage] = []
     entries = t.entries if until is None else t.entries[:until]
@@ -456,7 +449,7 @@ def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: i
             raise ReplayDivergence(Divergence(
                 "left_over", entry.step, cmp.turn, entry.input_json, None, "",
                 f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"), t.version)
-        result = _step_recorded(state, entry)
+        result = step_recorded(state, entry)
         if isinstance(result, Failure):
             raise ReplayDivergence(Divergence(
                 "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
@@ -526,7 +519,7 @@ class _LiveChecker(Journal):
 
     def __init__(self, transcript: Transcript, options: ReplayOptions, secrets: Sequence[str]) -> None:
         self.transcript = transcript
-        self.cmp = _Comparator(transcript, options, secrets)
+        self.cmp = Comparator(transcript, options, secrets)
         self.index = 0
         self.failure: Divergence | None = None
         self.signal: AbortSignal | None = None
@@ -743,131 +736,11 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
     return _llm_result(t, checker, run, events, messages)
 
 
-# --------------------------------------------------------------------------- resume
+def __getattr__(name: str) -> object:
+    """``interpreters.replay.resume`` and ``aresume``, which live in :mod:`interpreters.resuming`
+    (imported when first asked for: that module is built on this one)."""
+    if name in ("resume", "aresume"):
+        from . import resuming
 
-
-@dataclass(slots=True)
-class _Plan:
-    state: LoopState
-    outstanding: list[Effect]
-    base_step: int
-    encoder: EffectEncoder
-    finished: bool
-
-
-def _answered(inp: Input) -> int | None:
-    """The id of the effect ``inp`` closes (``None``: it closes none)."""
-    if type(inp) is StreamEventReceived:
-        return inp.id if isinstance(inp.event, (DoneEvent, ErrorEvent)) else None
-    if type(inp) is ToolUpdated:
-        return None
-    value = getattr(inp, "id", None)
-    return value if isinstance(value, int) else None
-
-
-def _plan(t: Transcript) -> _Plan:
-    if not t.entries:
-        raise TranscriptError("line 1: nothing to resume: the run crashed before its first step")
-    state = t.initial_state
-    cmp = _Comparator(t, ReplayOptions())
-    open_: dict[int, tuple[Effect, int]] = {}
-    llm_snapshots: dict[int, tuple[LoopState, EffectEncoder]] = {}
-    for index, entry in enumerate(t.entries):
-        result = _step_recorded(state, entry)
-        if isinstance(result, Failure):
-            raise ReplayDivergence(Divergence(
-                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
-        state, effects = result.unwrap()
-        problem = cmp.check(index, effects)
-        if problem is not None:
-            raise ReplayDivergence(problem, t.version)
-        closed = _answered(entry.input)
-        if closed is not None:
-            open_.pop(closed, None)
-        for e in effects:
-            if type(e) is CancelLlm:
-                open_.pop(e.id, None)
-            elif type(e) is not Emit and type(e) is not RunEnded:
-                open_[e.id] = (e, index)  # type: ignore[union-attr]
-                if type(e) is CallLlm:
-                    llm_snapshots[index] = (state, cmp.encoder.copy())
-    if isinstance(state.phase, Finished):
-        return _Plan(state, [], t.steps, cmp.encoder, True)
-    if not open_:
-        raise TranscriptError(f"line {t.entries[-1].line}: cannot tell what the run was waiting for")
-    for effect, index in open_.values():
-        if type(effect) is CallLlm:
-            # The stream was cut: discard its events and ask again from the state before them.
-            state, encoder = llm_snapshots[index]
-            return _Plan(state, [effect], index + 1, encoder, False)
-    return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False)
-
-
-def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets: Sequence[str],
-                  flush: FlushMode, fsync: bool) -> tuple[_Plan, TranscriptRecorder | None]:
-    t = read_transcript(path)
-    plan = _plan(t)
-    if plan.finished:
-        return plan, None
-    # Live from here, with the config's model: the transcript's has its secret headers redacted.
-    model = config.model
-    plan.state = replace(plan.state, run=replace(plan.state.run, model=model))
-    plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
-    scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in compact_json(to_json(e, partials=False))})
-    if scrubbed:
-        warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted ({', '.join(scrubbed)}): "
-                      f"it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
-    if t.torn:
-        os.truncate(path, t.size)  # drop the torn line before appending
-    marker = {"resumed_from_step": plan.base_step, "at": now_ms()}
-    recorder = TranscriptRecorder._appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
-                                             marker=marker, version=t.version, flush=flush, fsync=fsync,
-                                             secrets=secrets)
-    return plan, recorder
-
-
-def resume(
-    path: str | os.PathLike[str],
-    config: AgentLoopConfig,
-    tools: Sequence[Any] = (),
-    stream_fn: Callable[..., Any] | None = None,
-    signal: AbortSignal | None = None,
-    *,
-    clock: Callable[[], int] = now_ms,
-    secrets: Sequence[str] = (),
-    flush: FlushMode = "entry",
-    fsync: bool = False,
-) -> Any:
-    """Resume the run recorded in ``path`` (sync). Returns an ``AgentEventStream`` of the events
-    that come after the crash; its ``result()`` is every message the run added, before and after.
-
-    ``config`` and ``tools`` must be the run's (the transcript holds no code); the run goes on
-    with ``config.model`` (the transcript's model has its secret headers redacted). The
-    transcript is appended to (``flush``, ``fsync``, ``secrets``: as for the recorder); a
-    finished run returns a stream with no events.
-    """
-    from .sync import AgentEventStream, SyncRun
-
-    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
-    return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
-                                    outstanding=plan.outstanding))
-
-
-def aresume(
-    path: str | os.PathLike[str],
-    config: AgentLoopConfig,
-    tools: Sequence[Any] = (),
-    stream_fn: Callable[..., Any] | None = None,
-    signal: AbortSignal | None = None,
-    *,
-    clock: Callable[[], int] = now_ms,
-    secrets: Sequence[str] = (),
-    flush: FlushMode = "entry",
-    fsync: bool = False,
-) -> Any:
-    """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
-    from .aio import AgentEventStream, AsyncRun
-
-    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
-    return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
-                                     outstanding=plan.outstanding))
+        return getattr(resuming, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

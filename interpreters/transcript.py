@@ -929,11 +929,14 @@ class TranscriptRecorder(Journal):
         between events, and the core reads the partial's header when a reply is cut)."""
 
     @classmethod
-    def _appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
+    def appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
                    encoder: EffectEncoder, marker: dict[str, Any], version: int = VERSION,
                    flush: FlushMode = "entry", fsync: bool = False, secrets: Sequence[str] = ()) -> TranscriptRecorder:
-        """A recorder that goes on writing an existing transcript after ``base_step`` (resume), in
-        the transcript's own ``version`` (a version-1 file gets no ``deltas`` lines)."""
+        """A recorder that goes on writing an existing transcript after ``base_step`` (what
+        :func:`interpreters.replay.resume` records with), in the transcript's own ``version`` (a
+        version-1 file gets no ``deltas`` lines): it writes ``marker`` (the resume line) at once,
+        and goes on with ``encoder``, the one that replayed the transcript's first ``base_step``
+        steps (it remembers the histories the next lines are written against)."""
         self = cls.__new__(cls)
         self.path = Path(path)
         self.flush_mode = flush

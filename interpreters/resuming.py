@@ -1,0 +1,179 @@
+"""Resume: a run that died goes on from its transcript.
+
+:func:`resume` (and :func:`aresume`, its asyncio twin) reads the transcript of a run that
+stopped before its end (a crash, a killed worker), replays it strictly to the last recorded
+state (:mod:`interpreters.replay`: any divergence stops it), works out which effects were still
+waiting for an answer and goes on live from there, appending to the same transcript:
+
+- a tool call that never finished is run again;
+- a model call whose stream was cut is made again from the state before it, and the partial
+  stream is marked superseded in the transcript (a ``resumed_from_step`` line);
+- a run that had finished gives an event stream with no events.
+
+The live part runs on the ordinary runners (:class:`interpreters.sync.SyncRun`,
+:class:`interpreters.aio.AsyncRun`), started from the recorded state with the outstanding
+effects. See ``docs/replay.md``. (The module is not named ``resume``: importing it would then
+shadow the function ``interpreters.resume``.)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from returns.result import Failure
+
+from agentcore import (
+    AgentLoopConfig,
+    CallLlm,
+    CancelLlm,
+    DoneEvent,
+    Effect,
+    Emit,
+    ErrorEvent,
+    Input,
+    LoopState,
+    RunEnded,
+    StreamEventReceived,
+    ToolUpdated,
+)
+from agentcore.codec import to_json
+from agentcore.state import Finished
+
+from .clock import now_ms
+from .replay import Comparator, Divergence, ReplayDivergence, ReplayOptions, step_recorded
+from .secrets import REDACTED
+from .signal import AbortSignal
+from .transcript import EffectEncoder, FlushMode, Transcript, TranscriptError, TranscriptRecorder, compact_json, read_transcript
+
+__all__ = ["aresume", "resume"]
+
+
+@dataclass(slots=True)
+class _Plan:
+    state: LoopState
+    outstanding: list[Effect]
+    base_step: int
+    encoder: EffectEncoder
+    finished: bool
+
+
+def _answered(inp: Input) -> int | None:
+    """The id of the effect ``inp`` closes (``None``: it closes none)."""
+    if type(inp) is StreamEventReceived:
+        return inp.id if isinstance(inp.event, (DoneEvent, ErrorEvent)) else None
+    if type(inp) is ToolUpdated:
+        return None
+    value = getattr(inp, "id", None)
+    return value if isinstance(value, int) else None
+
+
+def _plan(t: Transcript) -> _Plan:
+    if not t.entries:
+        raise TranscriptError("line 1: nothing to resume: the run crashed before its first step")
+    state = t.initial_state
+    cmp = Comparator(t, ReplayOptions())
+    open_: dict[int, tuple[Effect, int]] = {}
+    llm_snapshots: dict[int, tuple[LoopState, EffectEncoder]] = {}
+    for index, entry in enumerate(t.entries):
+        result = step_recorded(state, entry)
+        if isinstance(result, Failure):
+            raise ReplayDivergence(Divergence(
+                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
+        state, effects = result.unwrap()
+        problem = cmp.check(index, effects)
+        if problem is not None:
+            raise ReplayDivergence(problem, t.version)
+        closed = _answered(entry.input)
+        if closed is not None:
+            open_.pop(closed, None)
+        for e in effects:
+            if type(e) is CancelLlm:
+                open_.pop(e.id, None)
+            elif type(e) is not Emit and type(e) is not RunEnded:
+                open_[e.id] = (e, index)  # type: ignore[union-attr]
+                if type(e) is CallLlm:
+                    llm_snapshots[index] = (state, cmp.encoder.copy())
+    if isinstance(state.phase, Finished):
+        return _Plan(state, [], t.steps, cmp.encoder, True)
+    if not open_:
+        raise TranscriptError(f"line {t.entries[-1].line}: cannot tell what the run was waiting for")
+    for effect, index in open_.values():
+        if type(effect) is CallLlm:
+            # The stream was cut: discard its events and ask again from the state before them.
+            state, encoder = llm_snapshots[index]
+            return _Plan(state, [effect], index + 1, encoder, False)
+    return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False)
+
+
+def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets: Sequence[str],
+                  flush: FlushMode, fsync: bool) -> tuple[_Plan, TranscriptRecorder | None]:
+    t = read_transcript(path)
+    plan = _plan(t)
+    if plan.finished:
+        return plan, None
+    # Live from here, with the config's model: the transcript's has its secret headers redacted.
+    model = config.model
+    plan.state = replace(plan.state, run=replace(plan.state.run, model=model))
+    plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
+    scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in compact_json(to_json(e, partials=False))})
+    if scrubbed:
+        warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted ({', '.join(scrubbed)}): "
+                      f"it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
+    if t.torn:
+        os.truncate(path, t.size)  # drop the torn line before appending
+    marker = {"resumed_from_step": plan.base_step, "at": now_ms()}
+    recorder = TranscriptRecorder.appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
+                                             marker=marker, version=t.version, flush=flush, fsync=fsync,
+                                             secrets=secrets)
+    return plan, recorder
+
+
+def resume(
+    path: str | os.PathLike[str],
+    config: AgentLoopConfig,
+    tools: Sequence[Any] = (),
+    stream_fn: Callable[..., Any] | None = None,
+    signal: AbortSignal | None = None,
+    *,
+    clock: Callable[[], int] = now_ms,
+    secrets: Sequence[str] = (),
+    flush: FlushMode = "entry",
+    fsync: bool = False,
+) -> Any:
+    """Resume the run recorded in ``path`` (sync). Returns an ``AgentEventStream`` of the events
+    that come after the crash; its ``result()`` is every message the run added, before and after.
+
+    ``config`` and ``tools`` must be the run's (the transcript holds no code); the run goes on
+    with ``config.model`` (the transcript's model has its secret headers redacted). The
+    transcript is appended to (``flush``, ``fsync``, ``secrets``: as for the recorder); a
+    finished run returns a stream with no events.
+    """
+    from .sync import AgentEventStream, SyncRun
+
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
+    return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
+                                    outstanding=plan.outstanding))
+
+
+def aresume(
+    path: str | os.PathLike[str],
+    config: AgentLoopConfig,
+    tools: Sequence[Any] = (),
+    stream_fn: Callable[..., Any] | None = None,
+    signal: AbortSignal | None = None,
+    *,
+    clock: Callable[[], int] = now_ms,
+    secrets: Sequence[str] = (),
+    flush: FlushMode = "entry",
+    fsync: bool = False,
+) -> Any:
+    """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
+    from .aio import AgentEventStream, AsyncRun
+
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
+    return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
+                                     outstanding=plan.outstanding))
