@@ -46,7 +46,6 @@ import json
 import os
 import typing
 import warnings
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -851,18 +850,20 @@ _RUN_LINE: Final = ('{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content
 
 
 class _DeltaRun:
-    """Consecutive stream deltas of one content block, each answered by one ``message_update``."""
+    """Consecutive stream deltas of one content block, each answered by one ``message_update``
+    (``header``: the header of the partial their events carry)."""
 
-    __slots__ = ("step", "id", "kind", "index", "texts", "ats", "open")
+    __slots__ = ("step", "id", "kind", "index", "header", "texts", "ats")
 
-    def __init__(self, step: int, id: int, kind: type, index: int, texts: list[str], ats: list[int]) -> None:
+    def __init__(self, step: int, id: int, kind: type, index: int, header: Any, texts: list[str],
+                 ats: list[int]) -> None:
         self.step = step
         self.id = id
         self.kind: Any = kind
         self.index = index
+        self.header = header
         self.texts = texts
         self.ats = ats
-        self.open = True
 
 
 class TranscriptRecorder(Journal):
@@ -964,6 +965,20 @@ class TranscriptRecorder(Journal):
     # -- the Journal protocol
 
     def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
+        run = self._run
+        if run is not None and type(input) is StreamEventReceived and len(effects) == 1:
+            # The hot path of a streamed reply: the next delta of the run being held, whose
+            # update is the event itself and its partial (then the run's digest holds).
+            ev: Any = input.event
+            if (type(ev) is run.kind and ev.content_index == run.index and input.id == run.id
+                    and type(input.at) is int and getattr(ev.partial, "header", None) is run.header):
+                e0: Any = effects[0]
+                delta, partial = ev.delta, ev.partial
+                if (type(e0) is Emit and type(e0.event) is MessageUpdateEvent
+                        and e0.event.message is partial and e0.event.assistant_message_event is ev):
+                    run.texts.append(delta)
+                    run.ats.append(input.at)
+                    return
         if self._closed:
             raise ValueError(f"{self.path}: the recorder is closed (a run recorded after close())")
         header = None
@@ -976,15 +991,15 @@ class TranscriptRecorder(Journal):
                     header = self._header = partial.header
         if (header is None and type(input) is StreamEventReceived and len(effects) == 1
                 and type(input.event) in _DELTAS and type(input.at) is int and self._runs):
-            e0: Any = effects[0]
-            ev: Any = input.event
+            e0 = effects[0]
+            ev = input.event
             # The update must be the event itself and its partial: then the run's digest holds.
             own = type(e0) is Emit and type(e0.event) is MessageUpdateEvent and (
                 e0.event.message is ev.partial and e0.event.assistant_message_event is ev)
             if own:
                 run = self._run
                 if run is not None and type(ev) is run.kind and ev.content_index == run.index and input.id == run.id:
-                    run.texts.append(ev.delta)  # (the closure _start_run installs does this faster)
+                    run.texts.append(ev.delta)  # (a partial whose header is not one: see the hot path)
                     run.ats.append(input.at)
                 else:
                     self._start_run(self._offset + step, input)
@@ -1027,41 +1042,16 @@ class TranscriptRecorder(Journal):
         return self._steps if run is None else run.step + len(run.texts) - 1
 
     def _start_run(self, n: int, input: Any) -> None:
-        """Hold the delta of step ``n`` as the start of a new run (ending the current one).
-
-        While a run is open, ``self.record`` is a closure that appends the run's next deltas:
-        the hot path of a streamed reply, with everything it checks in local variables. Any
-        other step goes to the class's ``record``, which ends the run. (A subclass that
-        overrides ``record`` keeps its own: it gets every step.)"""
+        """Hold the delta of step ``n`` as the start of a new run (ending the current one). While
+        the run is open, :meth:`record` appends its next deltas on its first lines (the hot path
+        of a streamed reply); any other step ends it."""
         if self._file is None:
             self._open()
         if self._run is not None:
             self._put(self._end_run(), now=False)
         self._steps = n
         ev = input.event
-        kind, index, sid, header = type(ev), ev.content_index, input.id, self._header
-        run = self._run = _DeltaRun(n, sid, kind, index, [ev.delta], [input.at])
-        if type(self).record is not TranscriptRecorder.record:
-            return
-        add_text, add_at = run.texts.append, run.ats.append
-        general, me = TranscriptRecorder.record, weakref.ref(self)  # no cycle: __del__ stays prompt
-
-        def record(step: int, input: Any, effects: Sequence[Effect], _event: Any = StreamEventReceived,
-                   _emit: Any = Emit, _update: Any = MessageUpdateEvent) -> None:
-            if type(input) is _event and len(effects) == 1:
-                ev = input.event
-                if (type(ev) is kind and ev.content_index == index and input.id == sid and type(input.at) is int
-                        and run.open  # (a caller may hold on to this closure after the run ended)
-                        and getattr(ev.partial, "header", None) is header):
-                    e0: Any = effects[0]
-                    if (type(e0) is _emit and type(e0.event) is _update
-                            and e0.event.assistant_message_event is ev and e0.event.message is ev.partial):
-                        add_text(ev.delta)
-                        add_at(input.at)
-                        return
-            general(me(), step, input, effects)  # type: ignore[arg-type]
-
-        self.record = record  # type: ignore[method-assign]
+        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, self._header, [ev.delta], [input.at])
 
     def _end_run(self) -> str:
         """End the run of deltas held so far and give its line: a step line for a lone delta,
@@ -1071,8 +1061,6 @@ class TranscriptRecorder(Journal):
         run = self._run
         assert run is not None
         self._run = None
-        run.open = False
-        self.__dict__.pop("record", None)  # back to the class's record
         texts, ats = run.texts, run.ats
         self._steps = run.step + len(texts) - 1
         joined = texts[0] if len(texts) == 1 else "".join(texts)

@@ -782,7 +782,7 @@ def test_a_caller_that_holds_on_to_record_loses_no_delta(tmp_path: Path) -> None
 
         def __call__(self, step: int, input: Any, effects: Any) -> None:
             delta = getattr(getattr(input, "event", None), "delta", None)
-            if delta in (None, "bb"):  # keeps, from "bb" on, the record a run of deltas installed
+            if delta in (None, "bb"):  # keeps, from "bb" on, the bound method it looked up there
                 self.record = self.recorder.record
             self.record(step, input, effects)
             if delta == "cc":
