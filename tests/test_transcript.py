@@ -501,10 +501,10 @@ def _records() -> list[Any]:
 
 @pytest.mark.parametrize("index", range(len(_records())))
 def test_fast_text_matches_the_codec(index: int) -> None:
-    from interpreters.transcript import compact_json, _Memo
+    from interpreters.transcript import Memo, compact_json
 
     value = _records()[index]
-    memo = _Memo()
+    memo = Memo()
     expected = compact_json(to_json(value, partials=False))
     assert memo.text(value) == expected
     assert memo.text(value) == expected  # from the memo
@@ -512,9 +512,9 @@ def test_fast_text_matches_the_codec(index: int) -> None:
 
 
 def test_fast_encoders_know_the_core_records() -> None:
-    from interpreters.transcript import _SHAPES_OK
+    from interpreters.transcript.encode import SHAPES_OK
 
-    assert _SHAPES_OK  # a core record changed its fields: update the fast encoders
+    assert SHAPES_OK  # a core record changed its fields: update the fast encoders
 
 
 def test_hint_check_is_the_hint_list() -> None:
@@ -528,16 +528,16 @@ def test_hint_check_is_the_hint_list() -> None:
 
 def _record_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[Any], tools: list[Any] | None = None,
                  secrets: tuple[str, ...] = (), **config: Any) -> tuple[str, str]:
-    import interpreters.transcript as transcript
+    import interpreters.transcript.recorder as recorder_module
 
-    monkeypatch.setattr(transcript, "now_ms", lambda: 1)
+    monkeypatch.setattr(recorder_module, "now_ms", lambda: 1)
     texts = []
     for fast in (True, False):
         path = tmp_path / f"{fast}.jsonl"
         ctx = AgentContext("Be exact. ☃", [], tools or [add])
         cfg = AgentLoopConfig(model=Model(id="m1"), **config)
         recorder = TranscriptRecorder(path, ctx, cfg, secrets=secrets)
-        recorder._fast = fast
+        recorder.fast = fast
         run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(replies),
                        journal=recorder, clock=clock)
         recorder.close()

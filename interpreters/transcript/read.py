@@ -1,0 +1,361 @@
+"""Reading transcripts back: the lines checked, runs of deltas expanded, histories resolved.
+
+:func:`read_transcript` gives a :class:`Transcript`: the header and the :class:`Entry` of every
+step of its one linear history (a resume marker cuts what it supersedes). A torn last line is
+dropped with a warning; any other damage is a :class:`~interpreters.transcript.format.TranscriptError`
+naming the line. Recorded effects stay JSON as written (``$seq`` history deltas resolved, see
+:func:`expand`) until asked for decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import typing
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from agentcore import Effect, Input, LoopState
+from agentcore.codec import CodecError, PartialFold, from_json
+from agentcore.effects import Emit
+from agentcore.events import MessageUpdateEvent
+from agentcore.inputs import StreamEventReceived
+from agentcore.messages import AssistantMessage
+from agentcore.state import RunState
+
+from ..driver import is_message
+from .format import (
+    DELTAS,
+    DELTA_LINE,
+    FORMAT,
+    READABLE_VERSIONS,
+    TranscriptError,
+    compact_json,
+    is_update,
+    json_str,
+)
+
+__all__ = [
+    "Entry",
+    "SeqDelta",
+    "Transcript",
+    "decode_state",
+    "expand",
+    "parse_transcript",
+    "read_transcript",
+]
+
+
+@dataclass(eq=False)
+class Entry:
+    """One recorded step: its input (decoded) and its effects (JSON as written; see :func:`expand`)."""
+
+    step: int
+    line: int
+    input: Input
+    input_json: Any
+    effects_json: list[Any]
+    text: str
+    seqs: Mapping[str, list[Any]]
+    _effects: tuple[Effect, ...] | None = None
+
+    @property
+    def effects(self) -> tuple[Effect, ...]:
+        """The recorded effects, decoded (``message_update`` emits come back as the input's event)."""
+        if self._effects is None:
+            try:
+                self._effects = tuple(_decode_effect(e, self.input) for e in self.effects_json)
+            except _DECODE_ERRORS as exc:
+                raise _fail(self.line, f"cannot decode the effects: {exc}") from None
+        return self._effects
+
+
+class SeqDelta(dict[str, Any]):
+    """A ``{"$seq": key, "keep": n, "add": [...]}`` delta as read back; ``full`` is the whole
+    history it stands for (compares equal to the plain JSON object)."""
+
+    full: list[Any]
+
+
+def expand(value: Any) -> Any:
+    """Recorded effect JSON with every ``$seq`` delta replaced by the whole history."""
+    if isinstance(value, dict):
+        if "$seq" in value:
+            full = getattr(value, "full", None)
+            if full is None:
+                raise ValueError("a $seq delta that was not read by read_transcript")
+            return list(full)
+        return {k: expand(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand(v) for v in value]
+    return value
+
+
+def _decode_effect(data: Any, inp: Input) -> Effect:
+    if is_update(data):
+        ev = getattr(inp, "event", None)
+        return Emit(MessageUpdateEvent(getattr(ev, "partial", None), ev))  # type: ignore[arg-type]
+    full = expand(data)
+    effect: Effect = from_json(full)
+    return effect
+
+
+@dataclass
+class Transcript:
+    """A transcript read back: the header and the entries of its one linear history."""
+
+    path: Path | None
+    header: Mapping[str, Any]
+    entries: list[Entry]
+    torn: bool = False
+    resumed_from: tuple[int, ...] = ()
+    size: int = 0
+    """Bytes of the intact prefix (everything but a torn last line)."""
+    _initial: LoopState | None = field(default=None, repr=False)
+
+    @property
+    def version(self) -> int:
+        return int(self.header["version"])
+
+    @property
+    def steps(self) -> int:
+        return len(self.entries)
+
+    @property
+    def initial_state(self) -> LoopState:
+        if self._initial is None:
+            self._initial = decode_state(self.header["initial_state"])
+        return self._initial
+
+    @property
+    def inputs(self) -> list[Input]:
+        return [e.input for e in self.entries]
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def decode_state(data: Mapping[str, Any]) -> LoopState:
+    """``from_json`` for a ``LoopState``, checked."""
+    decoded = from_json(data)
+    if not isinstance(decoded, LoopState):
+        raise CodecError(f"a {type(decoded).__name__}, not a LoopState")
+    if not isinstance(decoded.run, RunState):
+        raise CodecError(f"its run is a {type(decoded.run).__name__}, not a RunState")
+    for i, message in enumerate(decoded.run.messages):
+        if not is_message(message):
+            raise CodecError(f"its message {i} is a {type(message).__name__}, not a message")
+    return decoded
+
+
+_INPUTS: Final = typing.get_args(Input)
+_DECODE_ERRORS: Final = (CodecError, TypeError, KeyError, IndexError, AttributeError, ValueError)
+"""What decoding damaged JSON can raise (a missing type tag leaves a plain mapping, say)."""
+
+
+def _fail(line: int, problem: str) -> TranscriptError:
+    return TranscriptError(f"line {line}: {problem}")
+
+
+def read_transcript(path: str | os.PathLike[str]) -> Transcript:
+    """Read a transcript file.
+
+    A last line without its newline (a write torn by a crash) is dropped with a warning; a
+    damaged line anywhere else, an unknown version or a file that is not a transcript raises
+    :class:`TranscriptError` naming the line.
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    return parse_transcript(data, p)
+
+
+def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
+    lines = data.split(b"\n")
+    torn = False
+    size = len(data)
+    if lines and lines[-1] == b"":
+        lines.pop()
+    elif lines:
+        torn = True
+        size -= len(lines[-1])
+        warnings.warn(
+            f"{path or 'transcript'}: line {len(lines)} is torn (no newline at the end: the run "
+            "stopped while writing it); it is ignored", RuntimeWarning, stacklevel=3)
+        lines.pop()
+    if not lines:
+        raise _fail(1, "empty file: not an agentcore-fx transcript")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        raise _fail(1, "not an agentcore-fx transcript (the header is not JSON)") from None
+    if not isinstance(header, dict) or header.get("transcript") != FORMAT:
+        raise _fail(1, "not an agentcore-fx transcript (no {\"transcript\": \"agentcore-fx\"} header)")
+    version = header.get("version")
+    if version not in READABLE_VERSIONS or type(version) is not int:
+        raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions "
+                        f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]})")
+    if "initial_state" not in header:
+        raise _fail(1, "the header has no initial_state")
+    try:
+        initial = decode_state(header["initial_state"])
+    except _DECODE_ERRORS as exc:
+        raise _fail(1, f"the header's initial_state does not decode: {exc}") from None
+    entries: list[Entry] = []
+    seqs: dict[str, list[Any]] = {}
+    folds: dict[int, PartialFold] = {}
+    resumed: list[int] = []
+    for index in range(1, len(lines)):
+        lineno = index + 1
+        raw = lines[index]
+        try:
+            text = raw.decode("utf-8")
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise _fail(lineno, f"damaged line (not JSON: {exc})") from None
+        if not isinstance(obj, dict):
+            raise _fail(lineno, "damaged line (not a JSON object)")
+        if obj.get("transcript") == FORMAT:
+            raise _fail(lineno, "a second header: two recorders wrote this file (spliced); it cannot be replayed")
+        if "resumed_from_step" in obj:
+            n = obj["resumed_from_step"]
+            if not isinstance(n, int) or not 0 <= n <= len(entries):
+                raise _fail(lineno, f"resumed_from_step {n!r} is not a recorded step")
+            del entries[n:]
+            seqs = dict(entries[-1].seqs) if entries else {}
+            folds.clear()
+            resumed.append(n)
+            continue
+        if "step" not in obj:
+            continue  # a line kind from a newer minor revision: ignored
+        n = obj["step"]
+        if type(n) is not int or n != len(entries) + 1:
+            raise _fail(lineno, f"step {n!r} out of order (expected step {len(entries) + 1})")
+        if "deltas" in obj:
+            _expand_run(obj, lineno, entries, seqs, folds)
+            continue
+        inp_json = obj.get("input")
+        effects = obj.get("effects", [])
+        if not isinstance(inp_json, dict) or not isinstance(effects, list):
+            raise _fail(lineno, "damaged step (input must be an object and effects a list)")
+        for i, e in enumerate(effects):
+            if not (isinstance(e, dict) and type(e.get("type")) is str
+                    and (e["type"] != "emit" or (isinstance(e.get("event"), dict)
+                                                 and type(e["event"].get("type")) is str))):
+                raise _fail(lineno, f"damaged step (effect {i} is not an effect object with a type)")
+        try:
+            inp = from_json(inp_json)
+            if not isinstance(inp, _INPUTS):
+                raise CodecError(f"not an input: {inp_json.get('type')!r}")
+            if type(inp) is StreamEventReceived:
+                fold = folds.get(inp.id)
+                if fold is None:
+                    fold = folds[inp.id] = PartialFold()
+                changed = inp_json["event"].get("header") if isinstance(inp_json.get("event"), dict) else None
+                if changed is not None:
+                    changed = from_json(changed)
+                    if not isinstance(changed, AssistantMessage):
+                        raise CodecError(f"the event's header is a {type(changed).__name__}, not an assistant message")
+                event = fold.apply(inp.event, changed, strict=False)
+                if event is not inp.event:
+                    inp = StreamEventReceived(inp.id, event, inp.at)
+        except _DECODE_ERRORS as exc:
+            raise _fail(lineno, f"cannot decode the input: {exc}") from None
+        try:
+            seqs = _resolve(effects, seqs)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _fail(lineno, f"damaged history delta: {exc}") from None
+        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs))
+    return Transcript(path, header, entries, torn, tuple(resumed), size, initial)
+
+
+_DELTA_KINDS: Final[dict[str, type]] = {cls.type: cls for cls in DELTAS}
+
+
+def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: dict[str, list[Any]],
+                folds: dict[int, PartialFold]) -> None:
+    """Append the steps of a ``deltas`` line (a run of stream deltas) to ``entries``."""
+    run = obj["deltas"]
+    first = obj["step"]
+    try:
+        if not isinstance(run, dict):
+            raise ValueError("deltas must be an object")
+        sid, kind, index, texts, at = run["id"], run["type"], run["content_index"], run["text"], run["at"]
+        cls = _DELTA_KINDS.get(kind)
+        if cls is None:
+            raise ValueError(f"unknown delta type {kind!r}")
+        if (type(sid) is not int or type(index) is not int or index < 0 or not isinstance(texts, list) or not texts
+                or not all(type(t) is str for t in texts)):
+            raise ValueError("id and content_index must be integers (content_index >= 0) and text a list of strings")
+        if type(obj.get("last")) is not int or obj["last"] != first + len(texts) - 1:
+            raise ValueError(f"last is {obj.get('last')!r} but {len(texts)} deltas from step {first} end at "
+                             f"step {first + len(texts) - 1}")
+        ats = [at] * len(texts) if type(at) is int else at
+        if not isinstance(ats, list) or len(ats) != len(texts) or not all(type(a) is int for a in ats):
+            raise ValueError("at must be an integer or one integer per delta")
+        digest = run.get("digest")
+        if digest is not None and type(digest) is not str:
+            raise ValueError("digest must be a string")
+    except (KeyError, ValueError) as exc:
+        raise _fail(lineno, f"damaged deltas line ({exc})") from None
+    fold = folds.get(sid)
+    if fold is None:
+        fold = folds[sid] = PartialFold()
+    try:
+        last = len(texts) - 1
+        for offset, (delta, ms) in enumerate(zip(texts, ats)):
+            n = first + offset
+            event = fold.apply(cls(index, delta, None))
+            update: dict[str, Any] = {"type": "message_update"}
+            if offset == last and digest is not None:
+                update["digest"] = digest  # the run's digest, on its last step
+            text = DELTA_LINE % (n, sid, kind, index, json_str(delta), ms, compact_json({"type": "emit", "event": update}))
+            inp_json = {"type": "stream_event_received", "id": sid,
+                        "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
+            effects = [{"type": "emit", "event": update}]
+            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
+    except IndexError:
+        raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply") from None
+    except _DECODE_ERRORS as exc:
+        raise _fail(lineno, f"cannot decode the input: {exc}") from None
+
+
+def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """Replace each ``$seq`` delta by a :class:`SeqDelta` knowing its whole history, in order;
+    returns the new last-history-per-key map (copied on write: each entry keeps its own)."""
+    copied = False
+
+    def delta(v: dict[str, Any]) -> SeqDelta:
+        nonlocal seqs, copied
+        key, keep, add = v["$seq"], v["keep"], v["add"]
+        prev = seqs.get(key, [])
+        if not isinstance(keep, int) or not 0 <= keep <= len(prev) or not isinstance(add, list):
+            raise ValueError(f"keeps {keep!r} items of a {key} history of {len(prev)}")
+        out = SeqDelta(v)
+        out.full = prev[:keep] + add
+        if not copied:
+            seqs = dict(seqs)
+            copied = True
+        seqs[key] = out.full
+        return out
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(x, dict) and "$seq" in x:
+                    v[k] = delta(x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    for item in value:
+        if isinstance(item, dict) and item.get("type") != "emit":
+            walk(item)
+    return seqs

@@ -1,0 +1,439 @@
+"""The transcript recorder: a journal that writes a run's transcript as it happens.
+
+:class:`TranscriptRecorder` is a :class:`~interpreters.driver.Journal`: give it to any
+interpreter as ``journal=``. Every line is written whole, with one ``write`` call of the
+complete line including its ``"\\n"``: a line without its newline is a torn write from a crash,
+which the reader drops with a warning. Consecutive deltas of one content block are held and
+written as one ``deltas`` line (a "run") when the block ends, scrubbed as one text. Every line
+is scrubbed of the run's secrets before it is written (:mod:`interpreters.secrets`); the file
+is locked against a second writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentcore import (
+    AgentContext,
+    AgentLoopConfig,
+    Effect,
+    Input,
+    LoopState,
+    __version__,
+    initial_state,
+)
+from agentcore.codec import to_json
+from agentcore.config import hooks_set
+from agentcore.effects import Emit, RunEnded
+from agentcore.events import MessageUpdateEvent, TurnEndEvent
+from agentcore.inputs import StreamEventReceived
+from agentcore.stream import PartialAssistantMessage, StartEvent
+
+from ..clock import now_ms
+from ..driver import Journal
+from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
+from .encode import EffectEncoder, SHAPES_OK
+from .format import (
+    DELTA_LINE,
+    DELTAS,
+    DIGESTS_VERSION,
+    FORMAT,
+    RUN_LINE,
+    UPDATE_DIGEST,
+    UPDATE_TEXT,
+    VERSION,
+    FlushMode,
+    compact_json,
+    delta_run_digest,
+    json_str,
+)
+
+__all__ = [
+    "TranscriptRecorder",
+    "record_to",
+]
+
+
+def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, created_at: int) -> dict[str, Any]:
+    hooks = sorted(hooks_set(config)) if config is not None else sorted(state.hooks)
+    return {
+        "transcript": FORMAT,
+        "version": VERSION,
+        "library_version": __version__,
+        "created_at": created_at,
+        "model": to_json(state.model),
+        "system_prompt": state.system_prompt,
+        "tools": to_json(state.tools),
+        "hooks": hooks,
+        "interpreter": interpreter,
+        "initial_state": to_json(state),
+    }
+
+
+def _which_interpreter() -> str:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return "sync"
+    return "asyncio"
+
+
+
+
+class _DeltaRun:
+    """Consecutive stream deltas of one content block, each answered by one ``message_update``
+    (``header``: the header of the partial their events carry)."""
+
+    __slots__ = ("step", "id", "kind", "index", "header", "texts", "ats")
+
+    def __init__(self, step: int, id: int, kind: type, index: int, header: Any, texts: list[str],
+                 ats: list[int]) -> None:
+        self.step = step
+        self.id = id
+        self.kind: Any = kind
+        self.index = index
+        self.header = header
+        self.texts = texts
+        self.ats = ats
+
+
+class TranscriptRecorder(Journal):
+    """Writes a run's transcript; pass it as ``journal=`` to any interpreter.
+
+    >>> import tempfile, os
+    >>> from agentcore import AgentContext, AgentLoopConfig, Model
+    >>> from interpreters import ScriptedModel, run_agent_loop
+    >>> from interpreters.transcript import read_transcript
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    >>> _ = run_agent_loop("hi", ctx, cfg, emit=lambda e: None,
+    ...                    stream_fn=ScriptedModel(["Hello!"]), journal=TranscriptRecorder(path, ctx, cfg))
+    >>> read_transcript(path).steps > 0
+    True
+
+    ``context`` and ``config`` must be the ones given to the run: they give the header (model,
+    system prompt, tools, hooks, initial state) and the secrets to scrub. The header is written on
+    the first step, when the recorder also sees which interpreter runs it. ``flush="entry"``
+    writes each step as it happens, except the deltas of the block being streamed, which are
+    held and written as one line when the block ends (a crash loses only them, and ``resume``
+    asks for an interrupted reply again anyway); ``flush="turn"`` holds the lines of a turn and
+    writes them with one call at its end (a crash loses at most the current turn). ``fsync=True``
+    also forces each write to disk. ``secrets`` adds strings that must never be written.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        context: AgentContext | None = None,
+        config: AgentLoopConfig | None = None,
+        *,
+        state: LoopState | None = None,
+        flush: FlushMode = "entry",
+        fsync: bool = False,
+        interpreter: str | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        if flush not in ("entry", "turn"):
+            raise ValueError(f"flush must be 'entry' or 'turn', not {flush!r}")
+        if state is None:
+            if context is None or config is None:
+                raise TypeError("TranscriptRecorder needs the run's context and config (or state=)")
+            state = initial_state(context, config)
+        self.path = Path(path)
+        self.flush_mode: FlushMode = flush
+        self.fsync = fsync
+        self.interpreter = interpreter
+        self.secrets = known_secrets(config, secrets)
+        self.encoder = EffectEncoder(secrets=self.secrets)
+        self._steps = 0
+        self._state: LoopState | None = state
+        self._config = config
+        self._file: Any = None
+        self._buffer: list[str] = []
+        self._offset = 0
+        self.fast = SHAPES_OK
+        """Build each line from the text of its parts (the hot path). ``False`` dumps the codec's
+        JSON of the whole line instead: the reference the fast path is tested against, and what
+        a library whose core records changed their fields falls back to."""
+        self._run: _DeltaRun | None = None
+        self._runs = True
+        self._size = 0
+        self._closed = False
+        self._header: Any = None
+        """The header of the partial the stream's events carry: a block event whose partial
+        has another one records it (a stream function may change usage or ``response_id``
+        between events, and the core reads the partial's header when a reply is cut)."""
+
+    @classmethod
+    def appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
+                   encoder: EffectEncoder, marker: dict[str, Any], version: int = VERSION,
+                   flush: FlushMode = "entry", fsync: bool = False, secrets: Sequence[str] = ()) -> TranscriptRecorder:
+        """A recorder that goes on writing an existing transcript after ``base_step`` (what
+        :func:`interpreters.replay.resume` records with), in the transcript's own ``version`` (a
+        version-1 file gets no ``deltas`` lines): it writes ``marker`` (the resume line) at once,
+        and goes on with ``encoder``, the one that replayed the transcript's first ``base_step``
+        steps (it remembers the histories the next lines are written against)."""
+        self = cls.__new__(cls)
+        self.path = Path(path)
+        self.flush_mode = flush
+        self.fsync = fsync
+        self.interpreter = None
+        self.secrets = known_secrets(config, secrets)
+        self.encoder = encoder
+        encoder.secrets, encoder.digests = self.secrets, version >= DIGESTS_VERSION
+        self._steps = base_step
+        self._state = None
+        self._config = config
+        self._file = _locked(self.path, truncate=False)
+        self._file.seek(0, os.SEEK_END)
+        self._buffer = []
+        self._offset = base_step
+        self._header = None
+        self.fast = SHAPES_OK
+        self._run = None
+        self._runs = version >= 2
+        self._size = os.fstat(self._file.fileno()).st_size
+        self._closed = False
+        self._write(compact_json(marker) + "\n", now=True)
+        return self
+
+    # -- the Journal protocol
+
+    def record(self, step: int, input: Input, effects: Sequence[Effect]) -> None:
+        run = self._run
+        if run is not None and type(input) is StreamEventReceived and len(effects) == 1:
+            # The hot path of a streamed reply: the next delta of the run being held, whose
+            # update is the event itself and its partial (then the run's digest holds).
+            ev: Any = input.event
+            if (type(ev) is run.kind and ev.content_index == run.index and input.id == run.id
+                    and type(input.at) is int and getattr(ev.partial, "header", None) is run.header):
+                e0: Any = effects[0]
+                delta, partial = ev.delta, ev.partial
+                if (type(e0) is Emit and type(e0.event) is MessageUpdateEvent
+                        and e0.event.message is partial and e0.event.assistant_message_event is ev):
+                    run.texts.append(delta)
+                    run.ats.append(input.at)
+                    return
+        if self._closed:
+            raise ValueError(f"{self.path}: the recorder is closed (a run recorded after close())")
+        header = None
+        if type(input) is StreamEventReceived:
+            partial = getattr(input.event, "partial", None)
+            if type(partial) is PartialAssistantMessage:
+                if type(input.event) is StartEvent:
+                    self._header = partial.header
+                elif partial.header is not self._header:
+                    header = self._header = partial.header
+        if (header is None and type(input) is StreamEventReceived and len(effects) == 1
+                and type(input.event) in DELTAS and type(input.at) is int and self._runs):
+            e0 = effects[0]
+            ev = input.event
+            # The update must be the event itself and its partial: then the run's digest holds.
+            own = type(e0) is Emit and type(e0.event) is MessageUpdateEvent and (
+                e0.event.message is ev.partial and e0.event.assistant_message_event is ev)
+            if own:
+                run = self._run
+                if run is not None and type(ev) is run.kind and ev.content_index == run.index and input.id == run.id:
+                    run.texts.append(ev.delta)  # (a partial whose header is not one: see the hot path)
+                    run.ats.append(input.at)
+                else:
+                    self._start_run(self._offset + step, input)
+                return
+        if self._file is None:
+            self._open()
+        held = self._end_run() if self._run is not None else ""  # written with this step's line
+        n = self._steps = self._offset + step
+        if self.fast:
+            encoder = self.encoder
+            memo = encoder.memo
+            memo.dirty = False
+            enc = encoder.effect_text
+            line = '{"step":%d,"input":%s,"effects":[%s]}\n' % (
+                n, encoder.input_text(input, header), ",".join([enc(e) for e in effects]))
+            # Every part of the line was checked for key hints once, when its text was made
+            # (``memo.dirty``); a hint cannot straddle two parts (they meet at JSON punctuation),
+            # so a clean line is one ``scrub`` would leave as it is, unless it holds a known secret.
+            if memo.dirty or self._holds_secret(line):
+                line = scrub_json(line, self.secrets)
+        else:
+            line = scrub_json(self._reference_line(n, input, effects, header), self.secrets)
+        end_of_turn = False
+        if self.flush_mode == "turn":
+            for e in effects:
+                if type(e) is RunEnded or (type(e) is Emit and type(e.event) is TurnEndEvent):
+                    end_of_turn = True
+                    break
+        self._put(held + line, now=end_of_turn)
+
+    def add_secrets(self, values: Sequence[str]) -> None:
+        """Never write these either (the interpreter reports each API key a run resolves:
+        ``get_api_key``'s answer, the provider's environment variable)."""
+        self.secrets = self.encoder.secrets = merge_secrets(self.secrets, values)
+
+    @property
+    def steps(self) -> int:
+        """How many steps the transcript holds (some may still be held back: see :meth:`flush`)."""
+        run = self._run
+        return self._steps if run is None else run.step + len(run.texts) - 1
+
+    def _start_run(self, n: int, input: Any) -> None:
+        """Hold the delta of step ``n`` as the start of a new run (ending the current one). While
+        the run is open, :meth:`record` appends its next deltas on its first lines (the hot path
+        of a streamed reply); any other step ends it."""
+        if self._file is None:
+            self._open()
+        if self._run is not None:
+            self._put(self._end_run(), now=False)
+        self._steps = n
+        ev = input.event
+        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, self._header, [ev.delta], [input.at])
+
+    def _end_run(self) -> str:
+        """End the run of deltas held so far and give its line: a step line for a lone delta,
+        else a ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed back
+        in pieces is found; its scrubbed text then goes in the first delta, the others are
+        empty."""
+        run = self._run
+        assert run is not None
+        self._run = None
+        texts, ats = run.texts, run.ats
+        self._steps = run.step + len(texts) - 1
+        joined = texts[0] if len(texts) == 1 else "".join(texts)
+        written = json_str(joined)  # the text is scrubbed as the step lines would write it
+        if hinted(written) or self._holds_secret(written):
+            clean = scrub_json(written, self.secrets)
+            if clean != written:
+                written, joined = clean, json.loads(clean)
+                texts = [joined] + [""] * (len(texts) - 1)
+        listed = compact_json(texts)
+        if len(texts) == 1:
+            update = (UPDATE_DIGEST % delta_run_digest(run.kind.type, run.index, listed)
+                      if self.encoder.digests else UPDATE_TEXT)
+            line = DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0], update)
+        else:
+            at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
+            digest = (',"digest":"%s"' % delta_run_digest(run.kind.type, run.index, listed)
+                      if self.encoder.digests else "")
+            line = RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
+                                listed, at, digest)
+        return line
+
+    def _reference_line(self, n: int, input: Input, effects: Sequence[Effect], header: Any = None) -> str:
+        """A step line built the plain way: the codec's JSON data, dumped whole (the fast path
+        must give exactly this)."""
+        enc = self.encoder.encode
+        return '{"step":%d,"input":%s,"effects":%s}\n' % (
+            n, compact_json(self.encoder.input(input, header)), compact_json([enc(e) for e in effects]))
+
+    def _holds_secret(self, line: str) -> bool:
+        for secret in self.secrets:
+            if secret in line:
+                return True
+        return False
+
+    def _open(self) -> None:
+        assert self._state is not None
+        interpreter = self.interpreter or _which_interpreter()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = _locked(self.path, truncate=True)
+        header = _header(self._state, self._config, interpreter, now_ms())
+        self._write(compact_json(header) + "\n", now=True)
+
+    def _write(self, line: str, *, now: bool) -> None:
+        self._put(scrub_json(line, self.secrets), now=now)
+
+    def _put(self, line: str, *, now: bool) -> None:
+        """Write a scrubbed line (``now=False``: held until the turn ends with ``flush="turn"``)."""
+        if self.flush_mode == "turn" and not now:
+            self._buffer.append(line)
+            return
+        if self._buffer:
+            self._buffer.append(line)
+            line = "".join(self._buffer)
+            self._buffer.clear()
+        self._write_bytes(line.encode("utf-8"))
+
+    def _write_bytes(self, data: bytes) -> None:
+        done = self._file.write(data)
+        while done < len(data):  # a short write (rare on a file): write the rest
+            done += self._file.write(data[done:])
+        self._size += len(data)
+        if self.fsync:
+            os.fsync(self._file.fileno())
+
+    def flush(self) -> None:
+        """Write what is held back: the current run of deltas, and the turn with ``flush="turn"``.
+
+        If the file was written by someone else since this recorder's last write (a ``resume``
+        of an abandoned run went on in it), what is held is dropped with a warning instead:
+        appended now it would break the transcript's order."""
+        if self._run is not None:
+            self._buffer.append(self._end_run())
+        if not self._buffer or self._file is None:
+            return
+        data = "".join(self._buffer).encode("utf-8")
+        self._buffer.clear()
+        if os.fstat(self._file.fileno()).st_size != self._size:
+            held = data.count(b"\n")
+            warnings.warn(f"{self.path} was written by another writer since this recorder's last line; "
+                          f"its {held} held line(s) are dropped", RuntimeWarning, stacklevel=2)
+            return
+        self._write_bytes(data)
+
+    def close(self) -> None:
+        """Write what is held back and close the file (recording after this is an error)."""
+        self.flush()
+        self._closed = True
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> TranscriptRecorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _locked(path: Path, *, truncate: bool) -> Any:
+    """The transcript file, opened for writing (unbuffered) with an exclusive lock, so that two
+    processes (workers, pytest-xdist) never write one file. A POSIX record lock: owned by the
+    process, so a resume in the process that left a run open still goes on. Checked before
+    anything is truncated or written; the lock goes with the process."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform
+            pass
+        else:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise RuntimeError(
+                    f"{path}: another process is writing this transcript (a second worker, or "
+                    "pytest-xdist running the same test twice?); give each run its own path") from None
+        if truncate:
+            os.ftruncate(fd, 0)
+        return open(fd, "wb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def record_to(path: str | os.PathLike[str], context: AgentContext, config: AgentLoopConfig,
+              **options: Any) -> TranscriptRecorder:
+    """``TranscriptRecorder(path, context, config, **options)``: reads well in a call."""
+    return TranscriptRecorder(path, context, config, **options)
