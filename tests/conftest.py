@@ -18,14 +18,12 @@ def _close_default_http_clients() -> Iterator[None]:
     of the session, instead of at interpreter exit (where they would print ResourceWarnings
     after pytest's summary)."""
     yield
-    import interpreters.http as http
+    from interpreters.http import close_default_streamer, forget_default_async_streamers
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
-        if http._default is not None:
-            http._default.close()
-            http._default = None
-        http._default_async.clear()
+        close_default_streamer()
+        forget_default_async_streamers()
         gc.collect()
 
 

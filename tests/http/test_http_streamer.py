@@ -13,7 +13,7 @@ from harness import CONTEXT, FLAVOURS, chat_model, run
 from http_script_server import Reply, ScriptServer, reply_from
 from providers.corpus import load, requires_corpus
 
-import interpreters.http as http_mod
+import interpreters.http.aio as http_aio  # the default instances' cache, looked into
 from agentcore.llm import StreamOptions
 from agentcore.messages import Model
 from agentcore.providers import custom_openai_model, get_model
@@ -184,7 +184,7 @@ def test_default_instances(server: ScriptServer) -> None:
         events = [e async for e in astream_http(model, CONTEXT, StreamOptions(api_key="k"))]
         streamers.append(default_async_streamer())
         return (events[-1].type, default_async_streamer() is default_async_streamer(),
-                len(http_mod._default_async))
+                len(http_aio._default_async))
 
     # One async client per event loop: two asyncio.run() calls do not share a dead loop's pool,
     # and the streamers of closed loops are dropped, their clients closed as the loop shut down.
@@ -229,9 +229,9 @@ def test_a_closed_default_async_streamer_is_replaced_and_loops_without_hooks_get
         hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(None, None)  # a loop that does not finalize async generators
         try:
-            http_mod._default_async.clear()
+            http_aio._default_async.clear()
             default_async_streamer()
-            return http_mod._default_async[asyncio.get_running_loop()][1]
+            return http_aio._default_async[asyncio.get_running_loop()][1]
         finally:
             sys.set_asyncgen_hooks(*hooks)
 
