@@ -804,9 +804,9 @@ def _echo_shape(shape: Shape, pair: tuple[int, Color], filters: Filters) -> Any:
 def test_any_value_survives_json_round_trip(shape: Shape, pair: tuple[int, Color], filters: Filters) -> None:
     """Encode a value as the model would send it: it validates against the generated schema,
     and the tool receives an equal Python value."""
-    from interpreters.tool import _plain
+    from interpreters.tool.decorator import json_ready
 
-    wire = json.loads(json.dumps(_plain({"shape": shape, "pair": pair, "filters": filters})))
+    wire = json.loads(json.dumps(json_ready({"shape": shape, "pair": pair, "filters": filters})))
     jsonschema.Draft202012Validator(_echo_shape.parameters).validate(wire)
     validated = validate_arguments(spec_of(_echo_shape), wire).unwrap()
     assert run(_echo_shape, validated).details == {"shape": shape, "pair": pair, "filters": filters}
