@@ -1,0 +1,393 @@
+"""What the commands of ``agentcore`` share: usage errors, resolving the model, the API key
+and the tools from the command line (:func:`setup_from_args`), the options of a run, and
+driving a run in a worker thread so that Ctrl-C aborts it (:func:`drive`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from agentcore import (
+    AgentContext,
+    AgentEvent,
+    AgentLoopConfig,
+    AgentMessage,
+    AgentTool,
+    AssistantMessage,
+    MessageUpdateEvent,
+    Model,
+)
+from agentcore.codec import to_json
+
+from ..signal import AbortSignal
+
+__all__ = [
+    "DEMO_DELAY_ENV",
+    "Interrupted",
+    "JsonLines",
+    "Parser",
+    "Setup",
+    "THINKING_LEVELS",
+    "UsageError",
+    "drive",
+    "event_json",
+    "load_tools",
+    "open_recorder",
+    "positive",
+    "resolve_api_key",
+    "resolve_model",
+    "run_options",
+    "run_outcome",
+    "setup_from_args",
+    "writable",
+]
+
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+DEMO_DELAY_ENV = "AGENTCORE_DEMO_DELAY"
+
+
+class UsageError(Exception):
+    """A user mistake: printed as one line, exit code 2."""
+
+
+class Interrupted(Exception):
+    """A second Ctrl-C: stop now (exit code 130)."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+@dataclass
+class Setup:
+    """What a run needs, resolved from the command line."""
+
+    model: Model
+    stream_fn: Callable[..., Any] | None
+    tools: list[AgentTool]
+    config: AgentLoopConfig
+    system_prompt: str
+    demo: bool = False
+
+
+def _demo_delay() -> float:
+    raw = os.environ.get(DEMO_DELAY_ENV, "0.01")
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise UsageError(f"{DEMO_DELAY_ENV} must be a number of seconds, not {raw!r}") from None
+
+
+def resolve_model(spec: str, base_url: str | None = None) -> Model:
+    """``PROVIDER/MODEL`` (catalog, or any OpenAI-compatible server with ``base_url``)."""
+    from agentcore.providers import MODELS, PROVIDER_BASE_URLS, custom_openai_model, get_model
+
+    from ..demo import DEMO_MODEL
+
+    if spec == "demo":
+        return DEMO_MODEL
+    provider, sep, model_id = spec.partition("/")
+    if not sep or not provider or not model_id:
+        raise UsageError(f"--model must be PROVIDER/MODEL (e.g. anthropic/claude-sonnet-4-5, "
+                         f"ollama/llama3.2) or 'demo', not {spec!r}")
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")):
+            raise UsageError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
+        try:
+            catalog = get_model(provider, model_id)
+        except KeyError:
+            return custom_openai_model(model_id, base_url, provider=provider)
+        if catalog.api == "openai-completions":
+            return dataclasses.replace(catalog, base_url=base_url)
+        return custom_openai_model(model_id, base_url, provider=provider, name=catalog.name,
+                                   reasoning=catalog.reasoning, cost=catalog.cost,
+                                   context_window=catalog.context_window, max_tokens=catalog.max_tokens)
+    catalog_providers = {p for p, _ in MODELS}
+    if provider in catalog_providers:
+        try:
+            return get_model(provider, model_id)
+        except KeyError as exc:
+            raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+    if provider in PROVIDER_BASE_URLS:
+        return custom_openai_model(model_id, provider=provider)
+    known = sorted(catalog_providers | set(PROVIDER_BASE_URLS))
+    raise UsageError(f"unknown provider {provider!r} (known: {', '.join(known)}); for any other "
+                     f"OpenAI-compatible server pass --base-url URL")
+
+
+def resolve_api_key(model: Model, api_key_env: str | None) -> str | None:
+    """The key from ``--api-key-env`` or the provider's usual variable; a missing one is a
+    usage error naming the variable to set."""
+    from agentcore.providers import ENV_KEYS
+
+    if api_key_env:
+        value = os.environ.get(api_key_env)
+        if not value:
+            raise UsageError(f"the environment variable {api_key_env} (named by --api-key-env) is not set")
+        return value
+    env = ENV_KEYS.get(model.provider)
+    if env is None or model.api == "scripted":
+        return None
+    value = os.environ.get(env)
+    if not value:
+        raise UsageError(f"no API key for {model.provider}: set {env} "
+                         f"(or name another variable with --api-key-env NAME)")
+    return value
+
+
+def _import_target(target: str, spec: str) -> Any:
+    looks_like_file = target.endswith(".py") or "/" in target or os.sep in target
+    if looks_like_file:
+        path = Path(target).expanduser()
+        if not path.is_file():
+            raise UsageError(f"--tools {spec}: no such file {target}")
+        name = "agentcore_tools_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise UsageError(f"--tools {spec}: cannot load {target} as a Python module")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[name]
+            raise UsageError(f"--tools {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+        return module
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name and target.startswith(exc.name):
+            raise UsageError(f"--tools {spec}: no module named {exc.name!r} (give an importable module "
+                             f"or a path to a .py file)") from exc
+        raise UsageError(f"--tools {spec}: importing {target} failed: {exc}") from exc
+    except Exception as exc:
+        raise UsageError(f"--tools {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def load_tools(spec: str) -> list[AgentTool]:
+    """Tools from ``module:attr`` or ``path/to/file.py:attr``; without ``:attr``, every
+    ``AgentTool`` defined at the module's top level. ``attr`` may be a list of tools, one tool,
+    or plain functions (made tools with ``@tool``)."""
+    from ..tool import tool as make_tool
+
+    target, sep, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if not target:
+        raise UsageError(f"--tools expects MODULE[:ATTR] or FILE.py[:ATTR], not {spec!r}")
+    module = _import_target(target, spec)
+    if not attr:
+        found = [v for v in vars(module).values() if isinstance(v, AgentTool)]
+        if not found:
+            raise UsageError(f"--tools {spec}: no AgentTool defined in {target}; name a list with {target}:ATTR")
+        return found
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise UsageError(f"--tools {spec}: {target} has no attribute {attr!r}") from None
+    items: list[Any]
+    if isinstance(value, AgentTool) or callable(value):
+        items = [value]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise UsageError(f"--tools {spec}: expected a list of AgentTool or @tool functions, "
+                         f"got {type(value).__name__}")
+    out: list[AgentTool] = []
+    for item in items:
+        if isinstance(item, AgentTool):
+            out.append(item)
+        elif callable(item):
+            try:
+                out.append(make_tool(item))
+            except TypeError as exc:
+                raise UsageError(f"--tools {spec}: {exc}") from exc
+        else:
+            raise UsageError(f"--tools {spec}: {type(item).__name__} {item!r} is not a tool")
+    return out
+
+
+def _tools_from(specs: Sequence[str] | None) -> list[AgentTool]:
+    tools: list[AgentTool] = []
+    for spec in specs or ():
+        tools.extend(load_tools(spec))
+    seen: set[str] = set()
+    for t in tools:
+        if t.name in seen:
+            raise UsageError(f"two tools are named {t.name!r}; tool names must be unique")
+        seen.add(t.name)
+    return tools
+
+
+def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> Setup:
+    """Model, stream function, tools and config from the run options."""
+    from ..demo import DEMO_SYSTEM_PROMPT, demo_model, demo_tools, is_demo_model
+
+    if model is None:
+        model = resolve_model(args.model, args.base_url)
+    elif args.base_url:
+        model = dataclasses.replace(model, base_url=args.base_url)
+    tools = _tools_from(args.tools)
+    demo = is_demo_model(model)
+    if demo:
+        stream_fn: Callable[..., Any] | None = demo_model(delay=_demo_delay())
+        if not args.tools:
+            tools = demo_tools()
+        system = args.system if args.system is not None else DEMO_SYSTEM_PROMPT
+        api_key = None
+    else:
+        stream_fn = None
+        system = args.system or ""
+        api_key = resolve_api_key(model, args.api_key_env)
+    limit = getattr(args, "max_turns", None)
+    config = AgentLoopConfig(model=model, thinking_level=args.thinking, api_key=api_key,
+                             max_tokens=getattr(args, "max_tokens", None),
+                             should_stop_after_turn=_turn_limit(limit) if limit else None)
+    return Setup(model, stream_fn, tools, config, system, demo)
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+def _turn_limit(limit: int) -> Callable[[Any], bool]:
+    """``should_stop_after_turn`` that ends a run after ``limit`` turns (counted in the run's new
+    messages, so one hook serves every run of a chat)."""
+    def stop(ctx: Any) -> bool:
+        return sum(1 for m in ctx.new_messages if getattr(m, "role", None) == "assistant") >= limit
+    return stop
+
+
+def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: bool) -> None:
+    p.add_argument("--model", "-m", required=model_required, metavar="PROVIDER/MODEL",
+                   help="catalog model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o-mini), "
+                        "an OpenAI-compatible one (ollama/llama3.2, or any name with --base-url), "
+                        "or 'demo' for the offline scripted model")
+    p.add_argument("--system", "-s", metavar="TEXT", help="system prompt")
+    p.add_argument("--tools", "-t", action="append", metavar="MODULE[:ATTR]",
+                   help="tools from an importable module or a .py file: ATTR is a list of AgentTool "
+                        "or @tool functions; without :ATTR every AgentTool in the module (repeatable)")
+    p.add_argument("--thinking", choices=THINKING_LEVELS, default="off", help="thinking level (default off)")
+    p.add_argument("--base-url", metavar="URL",
+                   help="send the requests to this OpenAI-compatible server (…/v1)")
+    p.add_argument("--api-key-env", metavar="NAME",
+                   help="environment variable holding the API key (default: the provider's usual one)")
+    p.add_argument("--max-tokens", type=positive, metavar="N",
+                   help="at most N output tokens per model reply")
+    p.add_argument("--max-turns", type=positive, metavar="N", default=None,
+                   help="stop a run after N turns (model replies); default: no limit")
+    if json_flag:
+        p.add_argument("--json", action="store_true",
+                       help="print one JSON event per line on stdout instead of rendering")
+
+
+# --------------------------------------------------------------------------- running
+
+
+def writable(path: Path, what: str = "the transcript") -> Path:
+    parent = path.expanduser().resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {what} to {path}: the directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"cannot write {what} to {path}: it is a directory")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"cannot write {what} to {path}: {parent} is not writable")
+    return path
+
+
+def open_recorder(path: Path, context: AgentContext, config: AgentLoopConfig) -> Any:
+    from ..transcript import TranscriptRecorder
+
+    return TranscriptRecorder(writable(path), context, config)
+
+
+def event_json(event: AgentEvent) -> Any:
+    """One event as JSON for ``--json``: the codec's JSON; a ``message_update`` carries only its
+    stream event (the partial message is the fold of the stream events before it)."""
+    if isinstance(event, MessageUpdateEvent):
+        return {"type": "message_update",
+                "assistant_message_event": to_json(event.assistant_message_event, partials=False)}
+    return to_json(event, partials=False)
+
+
+class JsonLines:
+    """A listener printing one JSON object per event on stdout."""
+
+    def __init__(self, out: Any = None) -> None:
+        self.out = out if out is not None else sys.stdout
+
+    def __call__(self, event: AgentEvent) -> None:
+        self.out.write(json.dumps(event_json(event), ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.flush()
+
+
+def drive(stream: Iterable[AgentEvent], listeners: Sequence[Callable[[AgentEvent], Any]],
+          signal: AbortSignal, on_abort: Callable[[], None] | None = None) -> list[AgentMessage]:
+    """Run a sync event stream in a worker thread, handing each event to the listeners; the
+    main thread waits and turns the first Ctrl-C into an abort, a second into ``Interrupted``."""
+    outcome: dict[str, Any] = {}
+    # The main thread waits on an Event, not Thread.join: a KeyboardInterrupt inside
+    # join(timeout) can leave is_alive() false while the worker still runs (CPython 3.11, 3.12),
+    # and the run, its transcript included, would be left mid-way.
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            for event in stream:
+                for listen in listeners:
+                    listen(event)
+            outcome["messages"] = stream.result()  # type: ignore[attr-defined]
+        except BaseException as exc:  # handed to the main thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=work, name="agentcore-run", daemon=True)
+    worker.start()
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait(0.1)
+        except KeyboardInterrupt:
+            if interrupted:
+                raise Interrupted() from None
+            interrupted = True
+            signal.abort()
+            if on_abort is not None:
+                on_abort()
+    if "error" in outcome:
+        raise outcome["error"]
+    messages: list[AgentMessage] = outcome.get("messages", [])
+    return messages
+
+
+def run_outcome(messages: Sequence[AgentMessage]) -> tuple[int, str]:
+    last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+    if last is None:
+        return 1, "the run produced no reply"
+    if last.stop_reason == "aborted":
+        return 1, "the run was aborted"
+    if last.stop_reason == "error":
+        return 1, f"the run failed: {last.error_message}"
+    return 0, ""
