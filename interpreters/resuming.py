@@ -47,7 +47,15 @@ from .clock import now_ms
 from .replay import Comparator, Divergence, ReplayDivergence, ReplayOptions, step_recorded
 from .secrets import REDACTED
 from .signal import AbortSignal
-from .transcript import EffectEncoder, FlushMode, Transcript, TranscriptError, TranscriptRecorder, compact_json, read_transcript
+from .transcript import (
+    EffectEncoder,
+    FlushMode,
+    Transcript,
+    TranscriptError,
+    TranscriptRecorder,
+    compact_json,
+    read_transcript,
+)
 
 __all__ = ["aresume", "resume"]
 

@@ -211,7 +211,8 @@ class SyncRun(Run):
         item = order.due(self)
         deadline = None if timeout is None else time.monotonic() + timeout
         while item is WAIT:
-            item = order.arrived(self, get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic())))
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            item = order.arrived(self, get(timeout=left))
         return item
 
     def wait_for_answer(self) -> None:

@@ -6,7 +6,6 @@ import asyncio
 import importlib.util
 import json
 import re
-import os
 import signal
 import subprocess
 import sys

@@ -7,7 +7,6 @@ import hashlib
 import itertools
 import json
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 

@@ -106,7 +106,6 @@ class UsageTotals:
         return f"{self.input} in / {self.output} out tokens{cache}, {money(self.cost)}"
 
 
-
 ANSI = {
     "rule": "2", "agent": "1;32", "think": "2;3", "user": "1;34", "tool": "1;33",
     "ok": "32", "err": "1;31", "dim": "2", "text": "", "": "",

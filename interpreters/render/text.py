@@ -19,6 +19,8 @@ __all__ = [
 
 _STYLE_ON: Final = "\ue000"
 _STYLE_OFF: Final = "\ue001"
+
+
 def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: str = "",
                       steps: int | None = None, color: bool = False,
                       notes: Iterable[str] = ()) -> str:

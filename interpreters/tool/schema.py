@@ -423,7 +423,6 @@ def _to_float(value: Any, path: str) -> float:
     raise _fail(path, "a number", value)
 
 
-
 def none_or(convert: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
     """A parameter whose default is ``None`` accepts ``None`` whatever its annotation says."""
 

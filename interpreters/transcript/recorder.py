@@ -84,8 +84,6 @@ def _which_interpreter() -> str:
     return "asyncio"
 
 
-
-
 class _DeltaRun:
     """Consecutive stream deltas of one content block, each answered by one ``message_update``
     (``header``: the header of the partial their events carry)."""

@@ -74,7 +74,7 @@ def test_state_prints_the_state_and_the_llm_request(demo_transcript: Path) -> No
     assert f"state after step {second_call} of {t.steps}" in out
     assert "phase: streaming" in out
     assert "[4] user: Also tell me the total distance in kilometres." in out
-    assert f"LLM request in force (call_llm id" in out and f"asked at step {second_call})" in out
+    assert "LLM request in force (call_llm id" in out and f"asked at step {second_call})" in out
     request = json.loads(out.split("asked at step", 1)[1].split("\n", 1)[1])
     assert request["type"] == "call_llm"
     assert request["system_prompt"].startswith("You are a careful travel assistant")

@@ -229,7 +229,7 @@ def test_a_closed_default_async_streamer_is_replaced_and_loops_without_hooks_get
         hooks = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(None, None)  # a loop that does not finalize async generators
         try:
-            http_aio._default_async.clear()
+            http_aio.forget_default_async_streamers()
             default_async_streamer()
             return http_aio._default_async[asyncio.get_running_loop()][1]
         finally:
