@@ -367,7 +367,7 @@ class Memo:
     once, not once per event that carries it).
 
     ``text`` only keeps text with no key hint (see :func:`interpreters.secrets.hinted`); text with one sets ``dirty``,
-    which tells the recorder the line must go through :func:`scrub`.
+    which tells the recorder the line must go through :func:`interpreters.secrets.scrub`.
     """
 
     __slots__ = ("cache", "texts", "raws", "strs", "history", "history_chars", "dirty")
