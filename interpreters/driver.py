@@ -7,6 +7,9 @@ and asyncio interpreters differ only in how they call things and wait for answer
 - :meth:`Driver.feed` steps the core, raises :class:`InterpreterError` on a rejection (that is a
   bug in the interpreter, never a user error) and reports each step to the run's journals
   (:class:`Journal`: the recorder, the tracer, your own observers).
+- :class:`Run` is what both runners share (feeding, the abort, tools' deadlines); its
+  :class:`AnswerOrder` is the public strategy that decides in which order the answers it waits
+  for reach the core (as they arrive; LLM-only replay feeds them in the recorded order).
 - :func:`hook_call` maps a hook effect to the user's callable, its arguments, and the input that
   carries its answer back.
 - :func:`tool_call` does the same for ``ExecuteTool``; :func:`stream_options` builds the options
