@@ -83,7 +83,14 @@ from .inputs import (
     ToolUpdated,
 )
 from .llm import LlmContext, StreamOptions
-from .machine import ABORTED_TEXT, BLOCKED_TEXT, Rejection, StepResult, awaits, step, stream_event_problem, transition
+from .machine import (
+    Rejection,
+    StepResult,
+    awaits,
+    step,
+    stream_event_problem,
+    transition,
+)
 from .messages import (
     THINKING_LEVELS,
     AgentMessage,
@@ -125,7 +132,15 @@ from .stream import (
     parse_partial_json,
 )
 from .testing import perform_sequence
-from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec, spec_of, validate_arguments
+from .texts import ABORTED_TEXT, BLOCKED_TEXT
+from .tools import (
+    AgentTool,
+    AgentToolResult,
+    ToolExecutionMode,
+    ToolSpec,
+    spec_of,
+    validate_arguments,
+)
 
 __version__ = "0.3.0"
 

@@ -3,19 +3,11 @@
 A phase names what the core is waiting for. Phases that wait for one answer carry that answer's
 ``id``; :class:`RunningTools` waits for several (one per tool call, see :class:`ToolSlot`).
 
-::
+The phases a turn waits in follow the stages of :data:`agentcore.machine.TURN`, in order::
 
-    Idle ──Started/Continued──▶ [AwaitingSteering(start)] ──▶ turn body
-                                                                  │
-      turn body: [AwaitingTransform] ──▶ [AwaitingConvert] ──▶ Streaming
-                                                                  │ error/aborted reply
-      Streaming ──final event──▶ RunningTools (if tool calls) ──▶ turn_end ──▶ Finished
-          ┌────────────────────────────────────────────────────────┘ (otherwise)
-          ▼
-      [AwaitingNextTurn] ──▶ [AwaitingStopDecision] ──▶ [AwaitingSteering(turn)]
-          │ stop                                          │ tool calls or steering: next turn
-          ▼                                               ▼
-      Finished ◀── nothing more ── [AwaitingFollowUps] ── turn_start, turn body ...
+    Idle ─Started/Continued─▶ [AwaitingSteering] ─▶ [AwaitingFollowUps] ─▶ [AwaitingTransform]
+      ─▶ [AwaitingConvert] ─▶ Streaming ─▶ RunningTools ─▶ [AwaitingNextTurn]
+      ─▶ [AwaitingStopDecision] ─▶ (the next turn: AwaitingSteering ...)     any ─▶ Finished
 
 Brackets mark phases that only occur when the matching hook is set. Messages a queue hook
 returns join the context in the same step that brings them (the next turn starts at once), so
@@ -33,7 +25,14 @@ from pyrsistent import PVector, pvector
 from .config import AgentContext, AgentLoopConfig, hooks_set
 from .convert import convert_message
 from .frozen import JSON, FrozenDict
-from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage
+from .messages import (
+    AgentMessage,
+    AssistantMessage,
+    Model,
+    ThinkingLevel,
+    ToolCall,
+    ToolResultMessage,
+)
 from .stream import PartialAssistantMessage
 from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, spec_of
 
@@ -71,11 +70,10 @@ class Idle:
 
 @dataclass(frozen=True, slots=True)
 class AwaitingSteering:
-    """Polling the steering queue: at the start of the run, or after a turn."""
+    """Polling the steering queue: before the first model call, and after each turn."""
 
     name: ClassVar[str] = "awaiting_steering"
     id: int
-    after: Literal["start", "turn"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,7 +227,7 @@ def every_record() -> list[Any]:
                                                                                     False, CONTEXT)),
         PrepareNextTurn(11, NEXT), ShouldStopAfterTurn(12, NEXT), RunEnded((USER, ASSISTANT)),
         # the state and its phases
-        Idle(), AwaitingSteering(1, "turn"), AwaitingFollowUps(2), AwaitingNextTurn(3), AwaitingTransform(4),
+        Idle(), AwaitingSteering(1), AwaitingFollowUps(2), AwaitingNextTurn(3), AwaitingTransform(4),
         AwaitingConvert(5), AwaitingStopDecision(6), Streaming(7, PARTIAL, ("thinking", "text", "toolCall")),
         RunningTools(ASSISTANT, True, (slot,), 1), Finished(), slot, run.last_turn, run, LoopState(Idle(), run),
         Rejection("why", "idle", "continued"),
