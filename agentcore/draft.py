@@ -19,9 +19,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from operator import attrgetter
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pyrsistent import PVector
 
@@ -41,7 +40,22 @@ from .tools import ToolExecutionMode, ToolSpec
 
 __all__ = ["Draft"]
 
-_read_run: Final = attrgetter(*RUN_FIELDS)
+
+def _compile_copies() -> tuple[Callable[[Draft, RunState], None], Callable[[Draft, RunState], RunState]]:
+    """``copy_in(draft, run)`` and ``copy_out(draft, run)``, written out for RunState's fields.
+
+    Generated once, the way ``dataclasses`` writes ``__init__``: they cannot fall out of step
+    with :class:`RunState`, and cost what hand-written assignments cost (a loop of ``setattr``
+    over the fields costs several times more, on every step).
+    """
+    copy_in = "\n".join(f"    d.{name} = r.{name}" for name in RUN_FIELDS)
+    unchanged = " and ".join(f"d.{name} is r.{name}" for name in RUN_FIELDS)
+    values = ", ".join(f"d.{name}" for name in RUN_FIELDS)
+    source = (f"def copy_in(d, r):\n{copy_in}\n"
+              f"def copy_out(d, r):\n    return r if {unchanged} else RunState({values})\n")
+    namespace: dict[str, Any] = {"RunState": RunState}
+    exec(source, namespace)  # noqa: S102 - source built above from RunState's field names only
+    return namespace["copy_in"], namespace["copy_out"]
 
 
 class Draft:
@@ -88,8 +102,7 @@ class Draft:
         self.at = at
         self.effects = []
         self._base = state.run
-        for name, value in zip(RUN_FIELDS, _read_run(state.run)):
-            setattr(self, name, value)
+        _copy_in(self, state.run)
         self.pending = ()
         self.view = None
         self.reply = None
@@ -97,11 +110,7 @@ class Draft:
 
     def freeze(self) -> LoopState:
         """The next state; the run data is the old object when no field of it changed."""
-        base = self._base
-        values = _read_run(self)
-        if any(new is not old for new, old in zip(values, _read_run(base))):
-            base = RunState(*values)
-        return LoopState(self.phase, base)
+        return LoopState(self.phase, _copy_out(self, self._base))
 
     # ----------------------------------------------------------------- what the stages use
 
@@ -136,3 +145,6 @@ class Draft:
         self.emit(MessageStartEvent(message))
         self.emit(MessageEndEvent(message))
         self.append(message)
+
+
+_copy_in, _copy_out = _compile_copies()
