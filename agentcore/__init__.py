@@ -113,6 +113,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .records import Record, replace
 from .state import LoopState, Phase, initial_state
 from .stream import (
     DoneEvent,
@@ -145,6 +146,8 @@ from .tools import (
 __version__ = "0.3.0"
 
 __all__ = [
+    "Record",
+    "replace",
     "ABORTED_TEXT",
     "BLOCKED_TEXT",
     "THINKING_LEVELS",

@@ -23,7 +23,6 @@ own results; calls not reached yet get an aborted result as they are reached.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 from returns.result import Failure
@@ -54,6 +53,7 @@ from .inputs import (
     ToolUpdated,
 )
 from .messages import AssistantMessage, ToolResultMessage
+from .records import Record
 from .state import RunningTools, ToolSlot
 from .texts import (
     ABORTED_TEXT,
@@ -72,8 +72,7 @@ ToolAnswer: TypeAlias = (ArgumentsPrepared | BeforeToolCallDecided | ToolUpdated
 """The inputs that answer something about one call of the batch."""
 
 
-@dataclass(frozen=True, slots=True)
-class BatchDone:
+class BatchDone(Record, frozen=True):
     """Every call of ``message`` has its result: ``results`` in call order; ``more`` says the
     model gets another turn (false only when every call asked to terminate)."""
 

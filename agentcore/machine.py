@@ -53,7 +53,7 @@ the effects; the draft never escapes ``step``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
@@ -101,6 +101,7 @@ from .inputs import (
     StreamFailed,
 )
 from .messages import AgentMessage, AssistantMessage, ThinkingLevel
+from .records import Record, replace
 from .state import (
     AwaitingConvert,
     AwaitingFollowUps,
@@ -156,8 +157,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Rejection:
+class Rejection(Record, frozen=True):
     """Why ``step`` refused an input. The state is unchanged."""
 
     reason: str
