@@ -83,7 +83,14 @@ from .inputs import (
     ToolUpdated,
 )
 from .llm import LlmContext, StreamOptions
-from .machine import ABORTED_TEXT, BLOCKED_TEXT, Rejection, StepResult, awaits, step, stream_event_problem, transition
+from .machine import (
+    Rejection,
+    StepResult,
+    awaits,
+    step,
+    stream_event_problem,
+    transition,
+)
 from .messages import (
     THINKING_LEVELS,
     AgentMessage,
@@ -106,6 +113,7 @@ from .messages import (
     Usage,
     UserMessage,
 )
+from .records import Record, replace
 from .state import LoopState, Phase, initial_state
 from .stream import (
     DoneEvent,
@@ -125,11 +133,21 @@ from .stream import (
     parse_partial_json,
 )
 from .testing import perform_sequence
-from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec, spec_of, validate_arguments
+from .texts import ABORTED_TEXT, BLOCKED_TEXT
+from .tools import (
+    AgentTool,
+    AgentToolResult,
+    ToolExecutionMode,
+    ToolSpec,
+    spec_of,
+    validate_arguments,
+)
 
 __version__ = "0.3.0"
 
 __all__ = [
+    "Record",
+    "replace",
     "ABORTED_TEXT",
     "BLOCKED_TEXT",
     "THINKING_LEVELS",

@@ -48,6 +48,14 @@ from . import state as _state
 from . import stream as _stream
 from . import tools as _tools
 from .frozen import FrozenDict, freeze
+from .records import (
+    field_annotations,
+    is_record,
+    is_record_class,
+    record_fields,
+    replace,
+    required_fields,
+)
 
 __all__ = [
     "CodecError",
@@ -107,7 +115,7 @@ def encode_raw(value: Any) -> Any:
         return {str(k): encode_raw(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
         return [encode_raw(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if is_record(value) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
         return to_json(value)
     return json_form(value)
 
@@ -145,7 +153,7 @@ def json_form(value: Any) -> Any:
 
 def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
              rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> type:
-    """Teach the codec a frozen dataclass (an application's own message type, say).
+    """Teach the codec a record class or a frozen dataclass (an application's own message type, say).
 
     ``tag`` defaults to the class's ``type`` or ``role`` attribute, else its name. ``skip``
     names derived fields that are left out and recomputed by ``rebuild(fields) -> fields``.
@@ -158,7 +166,8 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
     if existing is not None and existing is not cls:
         raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
     _classes[name] = cls
-    fields = [(f.name, _field_kind(str(f.type))) for f in dataclasses.fields(cls) if f.init and f.name not in skip]
+    fields = [(name, _field_kind(annotation)) for name, annotation in field_annotations(cls).items()
+              if name not in skip]
     scalars = _SCALARS
 
     def encode(value: Any, partials: bool) -> Any:
@@ -237,7 +246,7 @@ def _decode(value: Any, path: str) -> Any:
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
             blocks = tuple(message.content)
-            return _stream.PartialAssistantMessage(dataclasses.replace(message, content=()), blocks,
+            return _stream.PartialAssistantMessage(replace(message, content=()), blocks,
                                                    (None,) * len(blocks))
         decoder = _decoders.get(tag) if isinstance(tag, str) else None
         if decoder is None:
@@ -288,9 +297,8 @@ _BLOCK_EVENTS: Final = _stream.BLOCK_EVENTS
 
 def _register_block_event(cls: type) -> None:
     name = _tag_of(cls)
-    fields = [f.name for f in dataclasses.fields(cls) if f.name != "partial"]
-    required = [f.name for f in dataclasses.fields(cls)
-                if f.name != "partial" and f.default is dataclasses.MISSING]
+    fields = [name for name in record_fields(cls) if name != "partial"]
+    required = [name for name in required_fields(cls) if name != "partial"]
 
     def encode(value: Any, partials: bool) -> Any:
         out: dict[str, Any] = {"type": name}
@@ -355,7 +363,7 @@ class PartialFold:
         if p is None:
             if strict:
                 raise CodecError(f"{event.type} event before the stream's start event")
-            return dataclasses.replace(event, partial=_EMPTY_PARTIAL)
+            return replace(event, partial=_EMPTY_PARTIAL)
         if header is not None and header is not p.header:
             p = _stream.PartialAssistantMessage(header, p.blocks, p.chunks)
         try:
@@ -363,7 +371,7 @@ class PartialFold:
         except (ValueError, IndexError, TypeError, AttributeError):
             if strict:
                 raise
-            return dataclasses.replace(event, partial=p)
+            return replace(event, partial=p)
         self.partial = rebuilt.partial
         return rebuilt
 
@@ -392,7 +400,7 @@ class PartialFold:
         if rebuilt.content_index != event.content_index:
             raise ValueError(f"{event.type} for block {event.content_index}, the next block is {rebuilt.content_index}")
         # Keep the recorded event's own fields; take only the rebuilt partial.
-        return dataclasses.replace(event, partial=rebuilt.partial)
+        return replace(event, partial=rebuilt.partial)
 
     def adopt(self, event: Any) -> Any:
         """``event`` with the library's partial instead of its ``AssistantMessage`` one: the
@@ -401,7 +409,7 @@ class PartialFold:
         message = getattr(event, "partial", None)
         if not isinstance(message, _messages.AssistantMessage):
             return event  # nothing to adopt (a done or error event, the library's partial)
-        header = dataclasses.replace(message, content=())
+        header = replace(message, content=())
         if isinstance(event, _stream.StartEvent):
             blocks = tuple(message.content)
             self.partial = _stream.PartialAssistantMessage(header, blocks, (None,) * len(blocks))
@@ -412,7 +420,7 @@ class PartialFold:
         if header != p.header:
             p = self.partial = _stream.PartialAssistantMessage(header, p.blocks, p.chunks)
         try:
-            rebuilt = self._rebuild(p, dataclasses.replace(event, partial=None))
+            rebuilt = self._rebuild(p, replace(event, partial=None))
         except (ValueError, IndexError, TypeError, AttributeError):
             return event
         self.partial = rebuilt.partial
@@ -429,7 +437,7 @@ _BLOCK_EVENT_TYPES: Final = frozenset(_BLOCK_EVENTS)
 def _register_module(module: Any) -> None:
     for name in getattr(module, "__all__", ()):
         obj = getattr(module, name)
-        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj not in _encoders:
+        if is_record_class(obj) and obj not in _encoders:
             if obj in _BLOCK_EVENTS or obj in (_tools.AgentTool, _config.AgentLoopConfig, _llm.StreamOptions,
                                                _stream.PartialAssistantMessage, _state.RunState):
                 continue

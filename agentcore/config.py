@@ -8,13 +8,23 @@ through effects. Everything here is a plain frozen record.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+import msgspec
 from pyrsistent import PVector, pvector
 
 from .frozen import JSON
-from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage, Usage
+from .messages import (
+    AgentMessage,
+    AssistantMessage,
+    Model,
+    ThinkingLevel,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
+from .records import Record, set_field
 from .tools import AgentTool, AgentToolResult, ToolExecutionMode, ToolSpec, check_tools
 
 __all__ = [
@@ -31,8 +41,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentContext:
+class AgentContext(Record, frozen=True):
     """System prompt, conversation so far and the tools the model may call.
 
     ``messages`` is stored as a persistent vector, so handing the context to a hook costs O(1)
@@ -45,24 +54,22 @@ class AgentContext:
 
     def __post_init__(self) -> None:
         if not isinstance(self.messages, PVector):
-            object.__setattr__(self, "messages", pvector(self.messages))
+            set_field(self, "messages", pvector(self.messages))
         if not isinstance(self.tools, tuple):
             if isinstance(self.tools, (str, bytes)) or not hasattr(self.tools, "__iter__"):
                 raise TypeError(f"AgentContext tools must be a list of tools, not a {type(self.tools).__name__}")
-            object.__setattr__(self, "tools", tuple(self.tools))
+            set_field(self, "tools", tuple(self.tools))
         check_tools(self.tools, "AgentContext tools")
 
 
-@dataclass(frozen=True, slots=True)
-class BeforeToolCallContext:
+class BeforeToolCallContext(Record, frozen=True):
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: JSON
     context: AgentContext
 
 
-@dataclass(frozen=True, slots=True)
-class BeforeToolCallResult:
+class BeforeToolCallResult(Record, frozen=True):
     """``block=True`` stops the call; ``reason`` becomes its error text."""
 
     block: bool = False
@@ -70,8 +77,7 @@ class BeforeToolCallResult:
     terminate: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AfterToolCallContext:
+class AfterToolCallContext(Record, frozen=True):
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: JSON
@@ -80,8 +86,7 @@ class AfterToolCallContext:
     context: AgentContext
 
 
-@dataclass(frozen=True, slots=True)
-class AfterToolCallResult:
+class AfterToolCallResult(Record, frozen=True):
     """Field-by-field replacement of a tool's result; ``None`` keeps the original field."""
 
     content: tuple[Any, ...] | None = None
@@ -91,8 +96,7 @@ class AfterToolCallResult:
     terminate: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PrepareNextTurnContext:
+class PrepareNextTurnContext(Record, frozen=True):
     """The turn that just completed, given to ``prepare_next_turn`` and ``should_stop_after_turn``."""
 
     message: AssistantMessage
@@ -101,8 +105,7 @@ class PrepareNextTurnContext:
     new_messages: Sequence[AgentMessage]
 
 
-@dataclass(frozen=True, slots=True)
-class NextTurn:
+class NextTurn(Record, frozen=True):
     """What ``prepare_next_turn`` may change for the next turn; ``None`` keeps the current value."""
 
     context: AgentContext | None = None
@@ -174,7 +177,7 @@ class AgentLoopConfig:
     on_payload: Callable[..., Any] | None = None
     on_response: Callable[..., Any] | None = None
     transport: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         ms = self.tool_timeout_ms

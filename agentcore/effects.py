@@ -26,13 +26,13 @@ aborted and the core has already closed the message).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar, TypeAlias
+from typing import TypeAlias
 
 from .config import AfterToolCallContext, BeforeToolCallContext, PrepareNextTurnContext
 from .events import AgentEvent
 from .frozen import JSON
 from .messages import AgentMessage, Model, ThinkingLevel, ToolCall
+from .records import Record
 from .tools import ToolSpec
 
 __all__ = [
@@ -54,45 +54,33 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Emit:
+class Emit(Record, frozen=True, tag="emit"):
     """Deliver ``event`` to the run's listeners."""
 
-    type: ClassVar[str] = "emit"
     event: AgentEvent
 
 
-@dataclass(frozen=True, slots=True)
-class PollSteering:
-    type: ClassVar[str] = "poll_steering"
+class PollSteering(Record, frozen=True, tag="poll_steering"):
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class PollFollowUps:
-    type: ClassVar[str] = "poll_follow_ups"
+class PollFollowUps(Record, frozen=True, tag="poll_follow_ups"):
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class TransformContext:
-    type: ClassVar[str] = "transform_context"
+class TransformContext(Record, frozen=True, tag="transform_context"):
     id: int
     messages: Sequence[AgentMessage]
 
 
-@dataclass(frozen=True, slots=True)
-class ConvertToLlm:
-    type: ClassVar[str] = "convert_to_llm"
+class ConvertToLlm(Record, frozen=True, tag="convert_to_llm"):
     id: int
     messages: Sequence[AgentMessage]
 
 
-@dataclass(frozen=True, slots=True)
-class CallLlm:
+class CallLlm(Record, frozen=True, tag="call_llm"):
     """Call the model: resolve the API key, call the stream function, feed back its events."""
 
-    type: ClassVar[str] = "call_llm"
     id: int
     model: Model
     thinking_level: ThinkingLevel
@@ -101,64 +89,48 @@ class CallLlm:
     tools: tuple[ToolSpec, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class CancelLlm:
-    type: ClassVar[str] = "cancel_llm"
+class CancelLlm(Record, frozen=True, tag="cancel_llm"):
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class PrepareArguments:
+class PrepareArguments(Record, frozen=True, tag="prepare_arguments"):
     """Call the tool's ``prepare_arguments`` on the raw arguments."""
 
-    type: ClassVar[str] = "prepare_arguments"
     id: int
     tool_call: ToolCall
 
 
-@dataclass(frozen=True, slots=True)
-class BeforeToolCall:
-    type: ClassVar[str] = "before_tool_call"
+class BeforeToolCall(Record, frozen=True, tag="before_tool_call"):
     id: int
     context: BeforeToolCallContext
 
 
-@dataclass(frozen=True, slots=True)
-class ExecuteTool:
+class ExecuteTool(Record, frozen=True, tag="execute_tool"):
     """Run tool ``tool_call.name`` with the validated ``args``."""
 
-    type: ClassVar[str] = "execute_tool"
     id: int
     tool_call: ToolCall
     args: JSON
 
 
-@dataclass(frozen=True, slots=True)
-class AfterToolCall:
-    type: ClassVar[str] = "after_tool_call"
+class AfterToolCall(Record, frozen=True, tag="after_tool_call"):
     id: int
     context: AfterToolCallContext
 
 
-@dataclass(frozen=True, slots=True)
-class PrepareNextTurn:
-    type: ClassVar[str] = "prepare_next_turn"
+class PrepareNextTurn(Record, frozen=True, tag="prepare_next_turn"):
     id: int
     context: PrepareNextTurnContext
 
 
-@dataclass(frozen=True, slots=True)
-class ShouldStopAfterTurn:
-    type: ClassVar[str] = "should_stop_after_turn"
+class ShouldStopAfterTurn(Record, frozen=True, tag="should_stop_after_turn"):
     id: int
     context: PrepareNextTurnContext
 
 
-@dataclass(frozen=True, slots=True)
-class RunEnded:
+class RunEnded(Record, frozen=True, tag="run_ended"):
     """The run is over (``agent_end`` was the last event); ``messages`` are the new messages."""
 
-    type: ClassVar[str] = "run_ended"
     messages: tuple[AgentMessage, ...]
 
 

@@ -8,11 +8,11 @@ with every message the run added. ``agent_end`` is always last and always emitte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, TypeAlias
 
 from .frozen import JSON
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage
+from .records import Record
 from .stream import PartialAssistantMessage, StreamEvent
 from .tools import AgentToolResult
 
@@ -31,79 +31,61 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentStartEvent:
-    type: ClassVar[str] = "agent_start"
+class AgentStartEvent(Record, frozen=True, tag="agent_start"):
+    """The run begins."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnStartEvent:
-    type: ClassVar[str] = "turn_start"
+class TurnStartEvent(Record, frozen=True, tag="turn_start"):
+    """A turn begins."""
 
 
-@dataclass(frozen=True, slots=True)
-class MessageStartEvent:
+class MessageStartEvent(Record, frozen=True, tag="message_start"):
     """A message begins. For a streamed reply ``message`` is the (empty) partial."""
 
-    type: ClassVar[str] = "message_start"
     message: AgentMessage
 
 
-@dataclass(frozen=True, slots=True)
-class MessageUpdateEvent:
+class MessageUpdateEvent(Record, frozen=True, tag="message_update"):
     """One stream event of the assistant reply, with the partial message after it."""
 
-    type: ClassVar[str] = "message_update"
     message: PartialAssistantMessage
     assistant_message_event: StreamEvent
 
 
-@dataclass(frozen=True, slots=True)
-class MessageEndEvent:
-    type: ClassVar[str] = "message_end"
+class MessageEndEvent(Record, frozen=True, tag="message_end"):
     message: AgentMessage
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecutionStartEvent:
+class ToolExecutionStartEvent(Record, frozen=True, tag="tool_execution_start"):
     """A tool call is about to be prepared; ``args`` are the raw arguments from the model."""
 
-    type: ClassVar[str] = "tool_execution_start"
     tool_call_id: str
     tool_name: str
     args: JSON
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecutionUpdateEvent:
+class ToolExecutionUpdateEvent(Record, frozen=True, tag="tool_execution_update"):
     """A running tool reported progress."""
 
-    type: ClassVar[str] = "tool_execution_update"
     tool_call_id: str
     tool_name: str
     args: JSON
     partial_result: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecutionEndEvent:
-    type: ClassVar[str] = "tool_execution_end"
+class ToolExecutionEndEvent(Record, frozen=True, tag="tool_execution_end"):
     tool_call_id: str
     tool_name: str
     result: AgentToolResult
     is_error: bool
 
 
-@dataclass(frozen=True, slots=True)
-class TurnEndEvent:
-    type: ClassVar[str] = "turn_end"
+class TurnEndEvent(Record, frozen=True, tag="turn_end"):
     message: AssistantMessage
     tool_results: tuple[ToolResultMessage, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentEndEvent:
-    type: ClassVar[str] = "agent_end"
+class AgentEndEvent(Record, frozen=True, tag="agent_end"):
     messages: tuple[AgentMessage, ...]
 
 

@@ -8,12 +8,12 @@ creates with it (so a replay reproduces the recorded timestamps).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, TypeAlias
 
 from .config import AfterToolCallResult, BeforeToolCallResult, NextTurn
 from .frozen import JSON
 from .messages import AgentMessage
+from .records import Record
 from .stream import StreamEvent
 from .tools import AgentToolResult
 
@@ -41,169 +41,131 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Started:
+class Started(Record, frozen=True, tag="started"):
     """The user started a run with these prompt messages."""
 
-    type: ClassVar[str] = "started"
     prompts: tuple[AgentMessage, ...]
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Continued:
+class Continued(Record, frozen=True, tag="continued"):
     """The user continued from the current context without a new message."""
 
-    type: ClassVar[str] = "continued"
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class SteeringPolled:
-    type: ClassVar[str] = "steering_polled"
+class SteeringPolled(Record, frozen=True, tag="steering_polled"):
     id: int
     messages: tuple[AgentMessage, ...]
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class FollowUpsPolled:
-    type: ClassVar[str] = "follow_ups_polled"
+class FollowUpsPolled(Record, frozen=True, tag="follow_ups_polled"):
     id: int
     messages: tuple[AgentMessage, ...]
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ContextTransformed:
-    type: ClassVar[str] = "context_transformed"
+class ContextTransformed(Record, frozen=True, tag="context_transformed"):
     id: int
     messages: Sequence[AgentMessage]
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ContextConverted:
-    type: ClassVar[str] = "context_converted"
+class ContextConverted(Record, frozen=True, tag="context_converted"):
     id: int
     messages: Sequence[AgentMessage]
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StreamEventReceived:
+class StreamEventReceived(Record, frozen=True, tag="stream_event_received"):
     """The stream function produced one event for model call ``id``."""
 
-    type: ClassVar[str] = "stream_event_received"
     id: int
     event: StreamEvent
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StreamFailed:
+class StreamFailed(Record, frozen=True, tag="stream_failed"):
     """The stream function raised, or its stream ended without a ``done``/``error`` event."""
 
-    type: ClassVar[str] = "stream_failed"
     id: int
     error: str
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ArgumentsPrepared:
-    type: ClassVar[str] = "arguments_prepared"
+class ArgumentsPrepared(Record, frozen=True, tag="arguments_prepared"):
     id: int
     arguments: JSON
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class BeforeToolCallDecided:
-    type: ClassVar[str] = "before_tool_call_decided"
+class BeforeToolCallDecided(Record, frozen=True, tag="before_tool_call_decided"):
     id: int
     result: BeforeToolCallResult | None
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUpdated:
+class ToolUpdated(Record, frozen=True, tag="tool_updated"):
     """A running tool called ``on_update(partial_result)``."""
 
-    type: ClassVar[str] = "tool_updated"
     id: int
     partial_result: Any
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolFinished:
-    type: ClassVar[str] = "tool_finished"
+class ToolFinished(Record, frozen=True, tag="tool_finished"):
     id: int
     result: AgentToolResult
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolFailed:
+class ToolFailed(Record, frozen=True, tag="tool_failed"):
     """The tool raised; ``error`` is the exception text."""
 
-    type: ClassVar[str] = "tool_failed"
     id: int
     error: str
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolTimedOut:
+class ToolTimedOut(Record, frozen=True, tag="tool_timed_out"):
     """The tool was still running ``timeout_ms`` after it started: the interpreter aborted the
     call's signal and will drop its late result."""
 
-    type: ClassVar[str] = "tool_timed_out"
     id: int
     timeout_ms: int
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class AfterToolCallDecided:
-    type: ClassVar[str] = "after_tool_call_decided"
+class AfterToolCallDecided(Record, frozen=True, tag="after_tool_call_decided"):
     id: int
     result: AfterToolCallResult | None
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class NextTurnPrepared:
-    type: ClassVar[str] = "next_turn_prepared"
+class NextTurnPrepared(Record, frozen=True, tag="next_turn_prepared"):
     id: int
     next_turn: NextTurn | None
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StopAfterTurnDecided:
-    type: ClassVar[str] = "stop_after_turn_decided"
+class StopAfterTurnDecided(Record, frozen=True, tag="stop_after_turn_decided"):
     id: int
     stop: bool
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class HookFailed:
+class HookFailed(Record, frozen=True, tag="hook_failed"):
     """A hook (or ``prepare_arguments``) raised; ``error`` is the exception text."""
 
-    type: ClassVar[str] = "hook_failed"
     id: int
     error: str
     at: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class AbortRequested:
+class AbortRequested(Record, frozen=True, tag="abort_requested"):
     """The run's abort signal fired."""
 
-    type: ClassVar[str] = "abort_requested"
     at: int = 0
 
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .messages import LlmMessage, ThinkingLevel
+from .records import Record
 from .tools import ToolSpec
 
 __all__ = ["LlmContext", "StreamOptions"]
 
 
-@dataclass(frozen=True, slots=True)
-class LlmContext:
+class LlmContext(Record, frozen=True):
     """System prompt, messages (already converted for the model) and tool specs."""
 
     system_prompt: str

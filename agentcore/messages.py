@@ -1,6 +1,6 @@
 """Content blocks, messages, usage and models: the data every other module speaks.
 
-All records are frozen, slotted dataclasses. Messages carry a ``role`` (a class constant) and an
+All records are frozen ``msgspec`` structs (:mod:`agentcore.records`). Messages carry a ``role`` (a class constant) and an
 integer ``timestamp`` in milliseconds, supplied by whoever created the message (the interpreter's
 clock, or the replayed transcript); the core never reads a clock.
 
@@ -14,10 +14,12 @@ clock, or the replayed transcript); the core never reads a clock.
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from .frozen import JSON, FrozenDict, freeze
+import msgspec
+
+from .frozen import EMPTY, JSON, FrozenDict, freeze
+from .records import Message, Record, set_field
 
 __all__ = [
     "AgentMessage",
@@ -52,36 +54,29 @@ StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 # --------------------------------------------------------------------------- content blocks
 
 
-@dataclass(frozen=True, slots=True)
-class TextContent:
+class TextContent(Record, frozen=True, tag="text"):
     """Plain text. ``text_signature`` is an opaque provider token kept for round trips."""
 
-    type: ClassVar[str] = "text"
     text: str
     text_signature: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingContent:
+class ThinkingContent(Record, frozen=True, tag="thinking"):
     """Model reasoning. ``redacted`` blocks carry the provider's opaque payload in the signature."""
 
-    type: ClassVar[str] = "thinking"
     thinking: str
     thinking_signature: str | None = None
     redacted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ImageContent:
+class ImageContent(Record, frozen=True, tag="image"):
     """An image as base64 ``data`` with its ``mime_type`` (``image/png`` ...)."""
 
-    type: ClassVar[str] = "image"
     data: str
     mime_type: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Record, frozen=True, tag="toolCall"):
     """A tool call requested by the model. ``arguments`` is frozen JSON (a :class:`FrozenDict`).
 
     ``invalid_json`` holds the raw argument text when the model streamed something that is not
@@ -89,16 +84,15 @@ class ToolCall:
     call and tells the model what was wrong.
     """
 
-    type: ClassVar[str] = "toolCall"
     id: str
     name: str
-    arguments: FrozenDict = field(default_factory=FrozenDict)
+    arguments: FrozenDict = EMPTY
     thought_signature: str | None = None
-    invalid_json: str | None = field(default=None, repr=False)
+    invalid_json: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.arguments, FrozenDict):
-            object.__setattr__(self, "arguments", freeze(self.arguments))
+            set_field(self, "arguments", freeze(self.arguments))
 
 
 ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
@@ -109,8 +103,7 @@ AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
 # --------------------------------------------------------------------------- usage and models
 
 
-@dataclass(frozen=True, slots=True)
-class Cost:
+class Cost(Record, frozen=True):
     """Cost in USD, by kind of token."""
 
     input: float = 0.0
@@ -120,8 +113,10 @@ class Cost:
     total: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+ZERO_COST = Cost()
+
+
+class Usage(Record, frozen=True):
     """Token counts of one model call (or one tool's own model use) and what they cost."""
 
     input: int = 0
@@ -129,14 +124,13 @@ class Usage:
     cache_read: int = 0
     cache_write: int = 0
     total_tokens: int = 0
-    cost: Cost = field(default_factory=Cost)
+    cost: Cost = ZERO_COST
 
 
 ZERO_USAGE = Usage()
 
 
-@dataclass(frozen=True, slots=True)
-class ModelCost:
+class ModelCost(Record, frozen=True):
     """Prices in USD per million tokens."""
 
     input: float = 0.0
@@ -145,8 +139,7 @@ class ModelCost:
     cache_write: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Model:
+class Model(Record, frozen=True, kw_only=True):
     """A model and how to reach it.
 
     ``api`` names the wire protocol (``openai-completions``, ``openai-responses``,
@@ -161,7 +154,7 @@ class Model:
     base_url: str = ""
     reasoning: bool = False
     input: tuple[str, ...] = ("text",)
-    cost: ModelCost = field(default_factory=ModelCost)
+    cost: ModelCost = msgspec.field(default_factory=ModelCost)
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: FrozenDict | None = None
@@ -170,18 +163,21 @@ class Model:
 # --------------------------------------------------------------------------- messages
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
+# msgspec makes fields keyword-only per class: a message's positional fields sit in a base.
+
+
+class _UserFields(Message, frozen=True):
+    content: str | tuple[UserContent, ...]
+
+
+class UserMessage(_UserFields, frozen=True, kw_only=True, tag="user"):
     """A user turn: a string or a sequence of text and image blocks."""
 
-    role: ClassVar[str] = "user"
-    content: str | tuple[UserContent, ...]
-    _: KW_ONLY
     timestamp: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.content, list):
-            object.__setattr__(self, "content", tuple(self.content))
+            set_field(self, "content", tuple(self.content))
 
     @property
     def text(self) -> str:
@@ -191,13 +187,13 @@ class UserMessage:
         return "".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantMessage:
+class _AssistantFields(Message, frozen=True):
+    content: tuple[AssistantContent, ...] = ()
+
+
+class AssistantMessage(_AssistantFields, frozen=True, kw_only=True, tag="assistant"):
     """A model turn: text, thinking and tool calls, with the provider metadata and usage."""
 
-    role: ClassVar[str] = "assistant"
-    content: tuple[AssistantContent, ...] = ()
-    _: KW_ONLY
     api: str = ""
     provider: str = ""
     model: str = ""
@@ -209,7 +205,7 @@ class AssistantMessage:
 
     def __post_init__(self) -> None:
         if isinstance(self.content, list):
-            object.__setattr__(self, "content", tuple(self.content))
+            set_field(self, "content", tuple(self.content))
 
     @property
     def text(self) -> str:
@@ -222,15 +218,15 @@ class AssistantMessage:
         return tuple(b for b in self.content if isinstance(b, ToolCall))
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultMessage:
-    """The result of one tool call, sent back to the model."""
-
-    role: ClassVar[str] = "toolResult"
+class _ToolResultFields(Message, frozen=True):
     tool_call_id: str
     tool_name: str
     content: tuple[UserContent, ...] = ()
-    _: KW_ONLY
+
+
+class ToolResultMessage(_ToolResultFields, frozen=True, kw_only=True, tag="toolResult"):
+    """The result of one tool call, sent back to the model."""
+
     details: JSON = None
     is_error: bool = False
     usage: Usage | None = None
@@ -239,8 +235,10 @@ class ToolResultMessage:
 
     def __post_init__(self) -> None:
         if isinstance(self.content, list):
-            object.__setattr__(self, "content", tuple(self.content))
-        object.__setattr__(self, "details", freeze(self.details))
+            set_field(self, "content", tuple(self.content))
+        details = freeze(self.details)
+        if details is not self.details:
+            set_field(self, "details", details)
 
     @property
     def text(self) -> str:
@@ -248,11 +246,9 @@ class ToolResultMessage:
         return "".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BashExecutionMessage:
+class BashExecutionMessage(Message, frozen=True, kw_only=True, tag="bashExecution"):
     """A shell command the user ran themselves, shown to the model as a user message."""
 
-    role: ClassVar[str] = "bashExecution"
     command: str
     output: str
     exit_code: int | None = 0
@@ -263,21 +259,17 @@ class BashExecutionMessage:
     timestamp: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionSummaryMessage:
+class CompactionSummaryMessage(Message, frozen=True, kw_only=True, tag="compactionSummary"):
     """A summary that replaces compacted history."""
 
-    role: ClassVar[str] = "compactionSummary"
     summary: str
     tokens_before: int = 0
     timestamp: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BranchSummaryMessage:
+class BranchSummaryMessage(Message, frozen=True, kw_only=True, tag="branchSummary"):
     """A summary of a conversation branch the user came back from."""
 
-    role: ClassVar[str] = "branchSummary"
     summary: str
     from_id: str = ""
     timestamp: int = 0

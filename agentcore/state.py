@@ -3,19 +3,11 @@
 A phase names what the core is waiting for. Phases that wait for one answer carry that answer's
 ``id``; :class:`RunningTools` waits for several (one per tool call, see :class:`ToolSlot`).
 
-::
+The phases a turn waits in follow the stages of :data:`agentcore.machine.TURN`, in order::
 
-    Idle ──Started/Continued──▶ [AwaitingSteering(start)] ──▶ turn body
-                                                                  │
-      turn body: [AwaitingTransform] ──▶ [AwaitingConvert] ──▶ Streaming
-                                                                  │ error/aborted reply
-      Streaming ──final event──▶ RunningTools (if tool calls) ──▶ turn_end ──▶ Finished
-          ┌────────────────────────────────────────────────────────┘ (otherwise)
-          ▼
-      [AwaitingNextTurn] ──▶ [AwaitingStopDecision] ──▶ [AwaitingSteering(turn)]
-          │ stop                                          │ tool calls or steering: next turn
-          ▼                                               ▼
-      Finished ◀── nothing more ── [AwaitingFollowUps] ── turn_start, turn body ...
+    Idle ─Started/Continued─▶ [AwaitingSteering] ─▶ [AwaitingFollowUps] ─▶ [AwaitingTransform]
+      ─▶ [AwaitingConvert] ─▶ Streaming ─▶ RunningTools ─▶ [AwaitingNextTurn]
+      ─▶ [AwaitingStopDecision] ─▶ (the next turn: AwaitingSteering ...)     any ─▶ Finished
 
 Brackets mark phases that only occur when the matching hook is set. Messages a queue hook
 returns join the context in the same step that brings them (the next turn starts at once), so
@@ -25,15 +17,23 @@ no message taken from a queue ever waits in the state for another hook.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from typing import ClassVar, Literal, TypeAlias
 
+import msgspec
 from pyrsistent import PVector, pvector
 
 from .config import AgentContext, AgentLoopConfig, hooks_set
 from .convert import convert_message
 from .frozen import JSON, FrozenDict
-from .messages import AgentMessage, AssistantMessage, Model, ThinkingLevel, ToolCall, ToolResultMessage
+from .messages import (
+    AgentMessage,
+    AssistantMessage,
+    Model,
+    ThinkingLevel,
+    ToolCall,
+    ToolResultMessage,
+)
+from .records import Record
 from .stream import PartialAssistantMessage
 from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, spec_of
 
@@ -62,48 +62,40 @@ __all__ = [
 # --------------------------------------------------------------------------- phases
 
 
-@dataclass(frozen=True, slots=True)
-class Idle:
+class Idle(Record, frozen=True):
     """Created, not started."""
 
     name: ClassVar[str] = "idle"
 
 
-@dataclass(frozen=True, slots=True)
-class AwaitingSteering:
-    """Polling the steering queue: at the start of the run, or after a turn."""
+class AwaitingSteering(Record, frozen=True):
+    """Polling the steering queue: before the first model call, and after each turn."""
 
     name: ClassVar[str] = "awaiting_steering"
     id: int
-    after: Literal["start", "turn"]
 
 
-@dataclass(frozen=True, slots=True)
-class AwaitingFollowUps:
+class AwaitingFollowUps(Record, frozen=True):
     name: ClassVar[str] = "awaiting_follow_ups"
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class AwaitingNextTurn:
+class AwaitingNextTurn(Record, frozen=True):
     name: ClassVar[str] = "awaiting_next_turn"
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class AwaitingTransform:
+class AwaitingTransform(Record, frozen=True):
     name: ClassVar[str] = "awaiting_transform"
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class AwaitingConvert:
+class AwaitingConvert(Record, frozen=True):
     name: ClassVar[str] = "awaiting_convert"
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class Streaming:
+class Streaming(Record, frozen=True):
     """A model call is in flight; ``partial`` is the reply so far (``None`` before its start).
 
     ``blocks`` has one entry per content block the stream opened: its kind (``text``,
@@ -119,8 +111,7 @@ class Streaming:
 SlotStep = Literal["waiting", "preparing", "checking", "ready", "running", "finishing", "done"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSlot:
+class ToolSlot(Record, frozen=True):
     """One tool call of a batch and how far it got.
 
     ``waiting`` (not reached yet) → ``preparing`` (``prepare_arguments`` running) → ``checking``
@@ -140,8 +131,7 @@ class ToolSlot:
     message: ToolResultMessage | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RunningTools:
+class RunningTools(Record, frozen=True):
     """Preparing and executing the tool calls of ``message``.
 
     ``cursor`` is the next call to prepare (preparation is always in source order). In sequential
@@ -156,14 +146,12 @@ class RunningTools:
     cursor: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class AwaitingStopDecision:
+class AwaitingStopDecision(Record, frozen=True):
     name: ClassVar[str] = "awaiting_stop_decision"
     id: int
 
 
-@dataclass(frozen=True, slots=True)
-class Finished:
+class Finished(Record, frozen=True):
     """``agent_end`` was emitted; every further input is rejected."""
 
     name: ClassVar[str] = "finished"
@@ -186,14 +174,12 @@ Phase: TypeAlias = (
 # --------------------------------------------------------------------------- the state
 
 
-@dataclass(frozen=True, slots=True)
-class CompletedTurn:
+class CompletedTurn(Record, frozen=True):
     message: AssistantMessage
     tool_results: tuple[ToolResultMessage, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class RunState:
+class RunState(Record, frozen=True):
     """Everything but the phase: the conversation, the model, the queues, the counters.
 
     ``messages`` is the whole context, ``new_messages`` what this run added, ``llm_messages``
@@ -210,7 +196,7 @@ class RunState:
     tool_index: Mapping[str, ToolSpec]
     messages: PVector[AgentMessage]
     llm_messages: PVector[AgentMessage] | None
-    new_messages: PVector[AgentMessage] = field(default_factory=pvector)
+    new_messages: PVector[AgentMessage] = msgspec.field(default_factory=pvector)
     has_more_tool_calls: bool = False
     last_turn: CompletedTurn | None = None
     turn_open: bool = False
@@ -218,11 +204,10 @@ class RunState:
     next_id: int = 1
 
 
-RUN_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunState))
+RUN_FIELDS: tuple[str, ...] = RunState.__struct_fields__
 
 
-@dataclass(frozen=True, slots=True)
-class LoopState:
+class LoopState(Record, frozen=True):
     """The state of a run: the phase (what the core waits for) and the run's data.
 
     The two are kept apart so that the most frequent step, a stream delta, only replaces the

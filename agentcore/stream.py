@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+import msgspec
 from typing import Any, ClassVar, Final, Literal, TypeAlias, final
 
 from .frozen import MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze, thaw
@@ -43,6 +43,7 @@ from .messages import (
     ToolCall,
     Usage,
 )
+from .records import Record, replace, set_field
 
 __all__ = [
     "BLOCK_EVENTS",
@@ -83,8 +84,7 @@ def _join(chunks: _Chunks) -> str:
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class _Open:
+class _Open(Record, frozen=True):
     """What is known of a content block still being streamed (its text is in the chunks)."""
 
     kind: _Kind
@@ -105,8 +105,7 @@ _Block: TypeAlias = "AssistantContent | _Open"
 
 
 @final
-@dataclass(frozen=True, slots=True, eq=False)
-class PartialAssistantMessage:
+class PartialAssistantMessage(msgspec.Struct, frozen=True, eq=False):
     """An assistant message while it streams. Reads like an :class:`AssistantMessage`.
 
     ``content`` is materialized on first access and cached; :meth:`to_message` gives the
@@ -145,7 +144,7 @@ class PartialAssistantMessage:
         if cache is None:
             cache = [tuple(b.materialize(_join(c)) if isinstance(b, _Open) else b
                            for b, c in zip(self.blocks, self.chunks))]
-            object.__setattr__(self, "_content", cache)
+            set_field(self, "_content", cache)
         return cache[0]
 
     @property
@@ -326,102 +325,78 @@ def _as_object(value: Any) -> Any:
 # --------------------------------------------------------------------------- the events
 
 
-@dataclass(frozen=True, slots=True)
-class StartEvent:
-    type: ClassVar[str] = "start"
+class StartEvent(Record, frozen=True, tag="start"):
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class TextStartEvent:
-    type: ClassVar[str] = "text_start"
+class TextStartEvent(Record, frozen=True, tag="text_start"):
     content_index: int
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class TextDeltaEvent:
-    type: ClassVar[str] = "text_delta"
+class TextDeltaEvent(Record, frozen=True, tag="text_delta"):
     content_index: int
     delta: str
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class TextEndEvent:
-    type: ClassVar[str] = "text_end"
+class TextEndEvent(Record, frozen=True, tag="text_end"):
     content_index: int
     content: TextContent
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingStartEvent:
+class ThinkingStartEvent(Record, frozen=True, tag="thinking_start"):
     """A thinking block begins; ``redacted`` when the provider sends it as an opaque payload."""
 
-    type: ClassVar[str] = "thinking_start"
     content_index: int
     partial: PartialAssistantMessage
     redacted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDeltaEvent:
-    type: ClassVar[str] = "thinking_delta"
+class ThinkingDeltaEvent(Record, frozen=True, tag="thinking_delta"):
     content_index: int
     delta: str
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingEndEvent:
-    type: ClassVar[str] = "thinking_end"
+class ThinkingEndEvent(Record, frozen=True, tag="thinking_end"):
     content_index: int
     content: ThinkingContent
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStartEvent:
+class ToolCallStartEvent(Record, frozen=True, tag="toolcall_start"):
     """A tool call begins; ``id`` and ``name`` are the call's, as the stream announced them."""
 
-    type: ClassVar[str] = "toolcall_start"
     content_index: int
     partial: PartialAssistantMessage
     id: str = ""
     name: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallDeltaEvent:
-    type: ClassVar[str] = "toolcall_delta"
+class ToolCallDeltaEvent(Record, frozen=True, tag="toolcall_delta"):
     content_index: int
     delta: str
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallEndEvent:
-    type: ClassVar[str] = "toolcall_end"
+class ToolCallEndEvent(Record, frozen=True, tag="toolcall_end"):
     content_index: int
     tool_call: ToolCall
     partial: PartialAssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class DoneEvent:
+class DoneEvent(Record, frozen=True, tag="done"):
     """The reply finished; ``message`` is final."""
 
-    type: ClassVar[str] = "done"
     reason: Literal["stop", "length", "toolUse"]
     message: AssistantMessage
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorEvent:
+class ErrorEvent(Record, frozen=True, tag="error"):
     """The reply failed or was aborted; ``error`` is the final message (with ``error_message``)."""
 
-    type: ClassVar[str] = "error"
     reason: Literal["error", "aborted"]
     error: AssistantMessage
 

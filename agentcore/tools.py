@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
+import msgspec
 from returns.result import Failure, Result, Success
 
 from .frozen import JSON, MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze, thaw
 from .messages import ImageContent, TextContent, Usage
+from .records import Record, set_field
 
 __all__ = [
     "AgentTool",
@@ -49,8 +51,7 @@ __all__ = [
 ToolExecutionMode: TypeAlias = Literal["sequential", "parallel"]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentToolResult:
+class AgentToolResult(Record, frozen=True):
     """What a tool returns: content for the model, ``details`` for the application.
 
     ``terminate=True`` asks the loop to stop after this batch (only honoured when every result
@@ -65,12 +66,12 @@ class AgentToolResult:
 
     def __post_init__(self) -> None:
         if isinstance(self.content, str):
-            object.__setattr__(self, "content", (TextContent(self.content),))
+            set_field(self, "content", (TextContent(self.content),))
         elif not isinstance(self.content, tuple):
-            object.__setattr__(self, "content", tuple(self.content))
-        object.__setattr__(self, "details", freeze(self.details))
+            set_field(self, "content", tuple(self.content))
+        set_field(self, "details", freeze(self.details))
         if self.added_tool_names is not None and not isinstance(self.added_tool_names, tuple):
-            object.__setattr__(self, "added_tool_names", tuple(self.added_tool_names))
+            set_field(self, "added_tool_names", tuple(self.added_tool_names))
 
 
 def error_result(text: str, terminate: bool | None = None) -> AgentToolResult:
@@ -78,19 +79,18 @@ def error_result(text: str, terminate: bool | None = None) -> AgentToolResult:
     return AgentToolResult((TextContent(text),), FrozenDict(), terminate=terminate)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(Record, frozen=True):
     """What the core knows of a tool: enough to describe it to a model and check its arguments."""
 
     name: str
     description: str = ""
-    parameters: JSON = field(default_factory=lambda: FrozenDict({"type": "object"}))
+    parameters: JSON = msgspec.field(default_factory=lambda: FrozenDict({"type": "object"}))
     label: str = ""
     execution_mode: ToolExecutionMode | None = None
     has_prepare_arguments: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "parameters", freeze(self.parameters))
+        set_field(self, "parameters", freeze(self.parameters))
 
 
 @dataclass(frozen=True, slots=True, eq=False)

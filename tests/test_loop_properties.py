@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -61,6 +61,7 @@ from agentcore import (
     ToolCallDeltaEvent,
     ToolResultMessage,
     UserMessage,
+    replace,
 )
 from agentcore.codec import to_json
 from interpreters import AbortSignal, aio, run_agent_loop, run_agent_loop_continue

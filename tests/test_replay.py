@@ -128,7 +128,7 @@ def test_call_llm_diff_names_the_message_index(tmp_path: Path) -> None:
     stream = agent_loop("Sums?", ctx, config, stream_fn=ScriptedModel(REPLIES),
                         journal=TranscriptRecorder(path, ctx, config))
     stream.result()
-    from dataclasses import replace
+    from agentcore import replace
 
     def transform(messages: Any, signal: Any) -> Any:
         out = list(messages)

@@ -4,11 +4,11 @@ order. What the core reads to build a message is in the transcript."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from flavours import run
 
 from agentcore import (
     AgentContext,
@@ -19,9 +19,9 @@ from agentcore import (
     PartialAssistantMessage,
     TextContent,
     Usage,
+    replace,
 )
 from agentcore.stream import StartEvent, TextDeltaEvent, TextStartEvent
-from flavours import run
 from interpreters import AbortSignal
 from interpreters.replay import replay
 from interpreters.transcript import TranscriptRecorder, read_transcript

@@ -13,13 +13,20 @@ from typing import Any
 import pytest
 
 import agentcore
-from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Model, TextContent, ThinkingContent
-from agentcore.stream import StartEvent
+from agentcore import (
+    AgentContext,
+    AgentLoopConfig,
+    AgentToolResult,
+    Model,
+    TextContent,
+    ThinkingContent,
+)
 from agentcore.codec import to_json
 from agentcore.inputs import StreamEventReceived
 from agentcore.state import initial_state
 from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
 from interpreters import aio
+from agentcore.stream import StartEvent
 from interpreters.replay import replay
 from interpreters.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import (
@@ -258,10 +265,10 @@ def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:
 
 
 def test_a_hook_that_rebuilds_equal_messages_keeps_the_history_delta_small(tmp_path: Path) -> None:
-    import dataclasses
+    from agentcore import replace
 
     def rebuild(messages: Any) -> list[Any]:
-        return [dataclasses.replace(m) for m in messages]  # equal messages, new objects
+        return [replace(m) for m in messages]  # equal messages, new objects
 
     path = tmp_path / "run.jsonl"
     record(path, [tool_call("add", {"a": i, "b": 1}) for i in range(4)] + ["done"], convert_to_llm=rebuild)
@@ -463,7 +470,14 @@ def test_recorded_effects_expand_to_the_codec_json(tmp_path: Path) -> None:
 
 
 def _records() -> list[Any]:
-    from agentcore import AssistantMessage, ImageContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+    from agentcore import (
+        AssistantMessage,
+        ImageContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
     from agentcore.frozen import FrozenDict
     from agentcore.messages import Cost, Usage
     from agentcore.stream import PartialAssistantMessage

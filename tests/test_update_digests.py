@@ -5,7 +5,6 @@ the step whose digest no longer holds."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Callable
@@ -13,7 +12,7 @@ from typing import Any, Callable
 import pytest
 
 import agentcore.machine
-from agentcore import AgentContext, AgentLoopConfig, Model, MessageUpdateEvent
+from agentcore import AgentContext, AgentLoopConfig, MessageUpdateEvent, Model, replace
 from agentcore.stream import TextDeltaEvent
 from interpreters import ScriptedModel, run_agent_loop, tool
 from interpreters.replay import ReplayDivergence, replay
@@ -133,7 +132,7 @@ def test_a_changed_header_of_a_block_event_is_named(tmp_path: Path) -> None:
     def stream(model: Any, context: Any, options: Any) -> list[Any]:
         p = PartialAssistantMessage.begin(model="m1")
         opened = p.text_start()
-        later = dataclasses.replace(opened, partial=opened.partial.with_header(response_id="r1"))
+        later = replace(opened, partial=opened.partial.with_header(response_id="r1"))
         said = later.partial.text_delta(0, "hi")
         done = said.partial.text_end(0)
         from agentcore.stream import StartEvent
@@ -153,7 +152,7 @@ def test_a_changed_header_of_a_block_event_is_named(tmp_path: Path) -> None:
 def test_a_core_that_builds_its_updates_differently_diverges(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def shouting(partial: Any, event: Any) -> MessageUpdateEvent:
         if isinstance(event, TextDeltaEvent):
-            event = dataclasses.replace(event, delta=event.delta.upper())
+            event = replace(event, delta=event.delta.upper())
         return MessageUpdateEvent(partial, event)
 
     monkeypatch.setattr(agentcore.machine, "MessageUpdateEvent", shouting)
@@ -168,7 +167,7 @@ def test_an_update_that_is_not_its_input_event_is_recorded_with_its_own_digest(t
     # A core whose update is not the stream event itself: the recorder cannot digest it as a
     # run of the inputs' deltas, so it digests each update as it is; replay then holds.
     def copied(partial: Any, event: Any) -> MessageUpdateEvent:
-        return MessageUpdateEvent(partial, dataclasses.replace(event))
+        return MessageUpdateEvent(partial, replace(event))
 
     monkeypatch.setattr(agentcore.machine, "MessageUpdateEvent", copied)
     path = tmp_path / "run.jsonl"

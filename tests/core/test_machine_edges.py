@@ -370,7 +370,7 @@ def test_after_should_stop_after_turn_says_go_on_steering_is_polled_after_the_tu
     s, fx = stream(s, 2, reply("x"))
     assert others(fx) == [ShouldStopAfterTurn(3, others(fx)[0].context)]
     s, _ = go(s, StopAfterTurnDecided(3, False, 6))
-    assert s.phase == AwaitingSteering(4, "turn")
+    assert s.phase == AwaitingSteering(4)
 
 
 # --------------------------------------------------------------------------- tools

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import ItemsView, Iterator, Mapping
-from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from agentcore import replace
 from agentcore.frozen import MAX_JSON_DEPTH, FrozenDict, freeze
 from agentcore.messages import (
     AssistantMessage,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from agentcore import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model, UserMessage
 from agentcore.providers import get_model

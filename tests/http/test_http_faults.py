@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 import socket
 import time
-from dataclasses import replace
 
 import pytest
 from harness import FLAVOURS, chat_model, model_for, run
 from http_script_server import Reply, ScriptServer, reply_from
 from providers.corpus import load, requires_corpus, sse_from_chunks
 
+from agentcore import replace
 from agentcore.llm import StreamOptions
 from agentcore.providers import codec_for
 from interpreters.signal import AbortSignal

@@ -9,7 +9,7 @@ functions, so the second request carries results computed here, not recorded one
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,7 +18,7 @@ from providers.corpus import load, requires_corpus
 
 import interpreters
 import interpreters.aio
-from agentcore import AgentContext, AgentLoopConfig
+from agentcore import AgentContext, AgentLoopConfig, replace
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage, UserMessage
 from agentcore.providers import get_model
 from interpreters import tool

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import interpreters.aio
-from agentcore import AgentContext, AgentLoopConfig
+from agentcore import AgentContext, AgentLoopConfig, replace
 from interpreters import AbortSignal, agent_loop, tool
 from interpreters.http import AsyncHttpStreamer, HttpStreamer
 from interpreters.replay import ReplayDivergence, replay

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -14,6 +13,7 @@ from http_script_server import Reply, ScriptServer, reply_from
 from providers.corpus import load, requires_corpus
 
 import interpreters.http.aio as http_aio  # the default instances' cache, looked into
+from agentcore import replace
 from agentcore.llm import StreamOptions
 from agentcore.messages import Model
 from agentcore.providers import custom_openai_model, get_model

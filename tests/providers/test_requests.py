@@ -43,7 +43,7 @@ SYSTEM = "You are a helpful assistant. Always use both add and multiply at the s
 def _assistant(folder: str, path: str, model: Model) -> AssistantMessage:
     msg = check_shape(decode(folder, load(path)[0].body))
     # as the loop would keep it: the api/provider/model of the model that produced it
-    from dataclasses import replace
+    from agentcore import replace
     return replace(msg, api=model.api, provider=model.provider, model=model.id)
 
 

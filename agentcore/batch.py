@@ -1,0 +1,333 @@
+"""The tool batch: the sub-machine that runs the tool calls of one reply.
+
+The turn (:mod:`agentcore.machine`) hands a reply with tool calls to :func:`start`, and every
+answer about a call to :func:`answer`; on an abort it calls :func:`abort`. Each returns
+:class:`BatchDone` once every call has its result, or ``None`` while the batch waits (the
+phase is then :class:`~agentcore.state.RunningTools`). The batch knows nothing of turns.
+
+Each call goes through its :class:`~agentcore.state.ToolSlot` steps in source order::
+
+    waiting → lookup, invalid JSON → [preparing: prepare_arguments] → validate
+            → [checking: before_tool_call] → ready → running: execute
+            → [finishing: after_tool_call] → done (tool_execution_end emitted)
+
+Brackets mark steps that only occur when the tool or the run has the hook. In sequential mode
+(the run's mode, or any called tool's) a call runs to ``done``, and its result message is
+emitted, before the next is prepared. In parallel mode every call is prepared in order, then all
+ready calls start at once, and the result messages are emitted in call order when the last one
+is done.
+
+An abort ends, at once, every call waiting on a hook; calls already running finish with their
+own results; calls not reached yet get an aborted result as they are reached.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TypeAlias
+
+from returns.result import Failure
+
+from .config import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    BeforeToolCallContext,
+)
+from .draft import Draft
+from .effects import AfterToolCall, BeforeToolCall, ExecuteTool, PrepareArguments
+from .events import (
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+from .frozen import freeze
+from .inputs import (
+    AfterToolCallDecided,
+    ArgumentsPrepared,
+    BeforeToolCallDecided,
+    HookFailed,
+    ToolFailed,
+    ToolFinished,
+    ToolTimedOut,
+    ToolUpdated,
+)
+from .messages import AssistantMessage, ToolResultMessage
+from .records import Record
+from .state import RunningTools, ToolSlot
+from .texts import (
+    ABORTED_TEXT,
+    BLOCKED_TEXT,
+    invalid_json_text,
+    length_cutoff_text,
+    not_found_text,
+    timed_out_text,
+)
+from .tools import AgentToolResult, error_result, validate_arguments
+
+__all__ = ["ANSWERS", "BatchDone", "ToolAnswer", "abort", "answer", "problem", "slot_of", "start"]
+
+ToolAnswer: TypeAlias = (ArgumentsPrepared | BeforeToolCallDecided | ToolUpdated | ToolFinished | ToolFailed
+                         | ToolTimedOut | AfterToolCallDecided | HookFailed)
+"""The inputs that answer something about one call of the batch."""
+
+
+class BatchDone(Record, frozen=True):
+    """Every call of ``message`` has its result: ``results`` in call order; ``more`` says the
+    model gets another turn (false only when every call asked to terminate)."""
+
+    message: AssistantMessage
+    results: tuple[ToolResultMessage, ...]
+    more: bool
+
+
+ANSWERS: Final[dict[type, tuple[str, ...]]] = {
+    ArgumentsPrepared: ("preparing",),
+    BeforeToolCallDecided: ("checking",),
+    ToolUpdated: ("running",),
+    ToolFinished: ("running",),
+    ToolFailed: ("running",),
+    ToolTimedOut: ("running",),
+    AfterToolCallDecided: ("finishing",),
+    HookFailed: ("preparing", "checking", "finishing"),
+}
+"""Input type → the slot steps that can take it."""
+
+_HOOK_STEPS: Final = ANSWERS[HookFailed]
+
+
+# --------------------------------------------------------------------------- the entry points
+
+
+def start(s: Draft, reply: AssistantMessage) -> BatchDone | None:
+    """Run the tool calls of ``reply`` as far as they go without an answer."""
+    calls = reply.tool_calls
+    if reply.stop_reason == "length":  # the calls may be cut: none runs
+        results = []
+        for call in calls:
+            s.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            result = error_result(length_cutoff_text(call.name))
+            s.emit(ToolExecutionEndEvent(call.id, call.name, result, True))
+            results.append(_emit_message(s, ToolSlot(call, "done", result=result, is_error=True, at=s.at)))
+        return BatchDone(reply, tuple(results), True)
+    sequential = s.tool_execution == "sequential" or any(
+        (spec := s.tool_index.get(c.name)) is not None and spec.execution_mode == "sequential" for c in calls
+    )
+    s.phase = RunningTools(reply, sequential, tuple(ToolSlot(c) for c in calls))
+    return _advance(s)
+
+
+def answer(s: Draft, inp: ToolAnswer) -> BatchDone | None:
+    """Take an answer about one call (``problem`` said it is legal)."""
+    index = slot_of(_batch(s), inp.id)
+    assert index is not None
+    slot = _batch(s).slots[index]
+    if isinstance(inp, ToolUpdated):
+        s.emit(ToolExecutionUpdateEvent(slot.call.id, slot.call.name, slot.call.arguments, inp.partial_result))
+        return None
+    if isinstance(inp, ArgumentsPrepared):
+        _validate(s, index, freeze(inp.arguments))
+    elif isinstance(inp, BeforeToolCallDecided):
+        decision = inp.result
+        if decision is not None and decision.block:
+            _complete(s, index, error_result(decision.reason or BLOCKED_TEXT, True if decision.terminate else None), True)
+        else:
+            _ready(s, index, slot.args)
+    elif isinstance(inp, ToolFinished):
+        _executed(s, index, inp.result, False)
+    elif isinstance(inp, ToolFailed):
+        _executed(s, index, error_result(inp.error), True)
+    elif isinstance(inp, ToolTimedOut):
+        _executed(s, index, error_result(timed_out_text(slot.call.name, inp.timeout_ms)), True)
+    elif isinstance(inp, AfterToolCallDecided):
+        assert slot.result is not None
+        _complete(s, index, *_patch(slot.result, slot.is_error, inp.result))
+    else:  # HookFailed: prepare_arguments, before_tool_call or after_tool_call raised
+        _complete(s, index, error_result(inp.error), True)
+    return _advance(s)
+
+
+def abort(s: Draft) -> BatchDone | None:
+    """The run was aborted (``s.aborted`` is set): calls waiting on a hook end now."""
+    for i, slot in enumerate(_batch(s).slots):
+        if slot.step in _HOOK_STEPS:
+            _complete(s, i, error_result(ABORTED_TEXT), True)
+    return _advance(s)
+
+
+def slot_of(batch: RunningTools, id: int) -> int | None:
+    """The index of the call waiting for an answer with ``id``."""
+    for i, slot in enumerate(batch.slots):
+        if slot.wait_id == id:
+            return i
+    return None
+
+
+def problem(batch: RunningTools, inp: ToolAnswer) -> str | None:
+    """Why the batch cannot take ``inp`` now (``None`` when it can)."""
+    index = slot_of(batch, inp.id)
+    if index is None:
+        return f"no tool call is waiting for an answer with id {inp.id}"
+    step = batch.slots[index].step
+    if step not in ANSWERS[type(inp)]:
+        return f"tool call {batch.slots[index].call.id} is {step}, it cannot take {inp.type}"
+    return None
+
+
+# --------------------------------------------------------------------------- one call's steps
+
+
+def _batch(s: Draft) -> RunningTools:
+    batch = s.phase
+    assert isinstance(batch, RunningTools)
+    return batch
+
+
+def _put(s: Draft, index: int, slot: ToolSlot) -> None:
+    b = _batch(s)
+    s.phase = RunningTools(b.message, b.sequential, b.slots[:index] + (slot,) + b.slots[index + 1:], b.cursor)
+
+
+def _prepare(s: Draft, index: int) -> None:
+    """The call's start event, lookup, then ``prepare_arguments`` or validation."""
+    call = _batch(s).slots[index].call
+    s.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+    spec = s.tool_index.get(call.name)
+    if s.aborted:
+        _complete(s, index, error_result(ABORTED_TEXT), True)
+    elif spec is None:
+        _complete(s, index, error_result(not_found_text(call.name)), True)
+    elif call.invalid_json is not None:
+        _complete(s, index, error_result(invalid_json_text(call.name, call.invalid_json)), True)
+    elif spec.has_prepare_arguments:
+        id_ = s.new_id()
+        s.ask(PrepareArguments(id_, call))
+        _put(s, index, ToolSlot(call, "preparing", id_))
+    else:
+        _validate(s, index, call.arguments)
+
+
+def _validate(s: Draft, index: int, arguments: Any) -> None:
+    call = _batch(s).slots[index].call
+    checked = validate_arguments(s.tool_index[call.name], arguments)
+    if isinstance(checked, Failure):
+        _complete(s, index, error_result(checked.failure()), True)
+    elif "before_tool_call" in s.hooks:
+        args = checked.unwrap()
+        id_ = s.new_id()
+        s.ask(BeforeToolCall(id_, BeforeToolCallContext(_batch(s).message, call, args, s.context())))
+        _put(s, index, ToolSlot(call, "checking", id_, args))
+    else:
+        _ready(s, index, checked.unwrap())
+
+
+def _ready(s: Draft, index: int, args: Any) -> None:
+    _put(s, index, ToolSlot(_batch(s).slots[index].call, "ready", -1, args))
+    if _batch(s).sequential:
+        _execute(s, index)
+
+
+def _execute(s: Draft, index: int) -> None:
+    slot = _batch(s).slots[index]
+    if s.aborted:  # a parallel call that was ready when the abort came
+        _complete(s, index, error_result(ABORTED_TEXT), True)
+        return
+    id_ = s.new_id()
+    s.ask(ExecuteTool(id_, slot.call, slot.args))
+    _put(s, index, ToolSlot(slot.call, "running", id_, slot.args))
+
+
+def _executed(s: Draft, index: int, result: AgentToolResult, is_error: bool) -> None:
+    """The tool returned (or raised): ``after_tool_call``, or the call is done. After an abort
+    no hook is asked any more: the call keeps its own result."""
+    slot = _batch(s).slots[index]
+    if "after_tool_call" in s.hooks and not s.aborted:
+        id_ = s.new_id()
+        ctx = AfterToolCallContext(_batch(s).message, slot.call, slot.args, result, is_error, s.context())
+        s.ask(AfterToolCall(id_, ctx))
+        _put(s, index, ToolSlot(slot.call, "finishing", id_, slot.args, result, is_error))
+    else:
+        _complete(s, index, result, is_error)
+
+
+def _patch(result: AgentToolResult, is_error: bool, patch: AfterToolCallResult | None) -> tuple[AgentToolResult, bool]:
+    if patch is None:
+        return result, is_error
+    patched = AgentToolResult(
+        patch.content if patch.content is not None else result.content,
+        freeze(patch.details) if patch.details is not None else result.details,
+        patch.usage if patch.usage is not None else result.usage,
+        result.added_tool_names,
+        patch.terminate if patch.terminate is not None else result.terminate,
+    )
+    return patched, patch.is_error if patch.is_error is not None else is_error
+
+
+def _complete(s: Draft, index: int, result: AgentToolResult, is_error: bool) -> None:
+    """The call has its final result: ``tool_execution_end`` (and, sequentially, its message)."""
+    b = _batch(s)
+    call, args = b.slots[index].call, b.slots[index].args
+    s.emit(ToolExecutionEndEvent(call.id, call.name, result, is_error))
+    slot = ToolSlot(call, "done", -1, args, result, is_error, s.at)
+    if b.sequential:  # kept: the turn's tool_results hold this same message
+        slot = ToolSlot(call, "done", -1, args, result, is_error, s.at, _emit_message(s, slot))
+    _put(s, index, slot)
+
+
+# --------------------------------------------------------------------------- the batch
+
+
+def _advance(s: Draft) -> BatchDone | None:
+    """Move the batch forward as far as it goes without an answer."""
+    while True:
+        b = _batch(s)
+        slots = b.slots
+        if b.cursor < len(slots):
+            current = slots[b.cursor]
+            if current.step == "waiting":
+                _prepare(s, b.cursor)
+            elif current.step == "done" or (current.step == "ready" and not b.sequential):
+                s.phase = RunningTools(b.message, b.sequential, slots, b.cursor + 1)
+            else:
+                return None  # the current call waits for an answer
+            continue
+        if not b.sequential:
+            ready = [i for i, slot in enumerate(slots) if slot.step == "ready"]
+            if ready:
+                for i in ready:
+                    _execute(s, i)
+                continue
+        if all(slot.step == "done" for slot in slots):
+            return _done(s, b)
+        return None
+
+
+def _done(s: Draft, b: RunningTools) -> BatchDone:
+    if b.sequential:
+        results = tuple(slot.message or _result_message(slot) for slot in b.slots)
+    else:
+        results = tuple(_emit_message(s, slot) for slot in b.slots)
+    terminate = all(slot.result is not None and slot.result.terminate is True for slot in b.slots)
+    return BatchDone(b.message, results, not terminate)
+
+
+def _result_message(slot: ToolSlot) -> ToolResultMessage:
+    result = slot.result
+    assert result is not None
+    return ToolResultMessage(
+        slot.call.id,
+        slot.call.name,
+        result.content,
+        details=result.details,
+        is_error=slot.is_error,
+        usage=result.usage,
+        added_tool_names=result.added_tool_names or None,
+        timestamp=slot.at,
+    )
+
+
+def _emit_message(s: Draft, slot: ToolSlot) -> ToolResultMessage:
+    message = _result_message(slot)
+    s.emit(MessageStartEvent(message))
+    s.emit(MessageEndEvent(message))
+    return message
