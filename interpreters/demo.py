@@ -8,12 +8,12 @@ strictly to show that the replay matches.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import operator
 import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from agentcore.records import replace
 from agentcore import (
     AgentContext,
     AgentEvent,
@@ -152,7 +152,7 @@ def _slowed(t: AgentTool, seconds: float) -> AgentTool:
             time.sleep(seconds)
         return inner(tool_call_id, args, signal, on_update)
 
-    return dataclasses.replace(t, execute=execute)
+    return replace(t, execute=execute)
 
 
 def demo_tools(latency: float = 0.0) -> list[AgentTool]:

@@ -29,11 +29,12 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from collections import deque
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
 
+from agentcore.records import replace
 from agentcore import (
     ABORTED_TEXT,
     AbortRequested,

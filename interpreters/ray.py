@@ -39,7 +39,6 @@ one of its functions is called (``pip install 'agentcore-fx[ray]'``). See ``docs
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import math
 import os
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcore.records import replace
 from agentcore import AgentContext, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult
 
 from .clock import now_ms
@@ -205,7 +205,7 @@ async def _run_job(job: RunJob, spec: _WorkerSpec) -> RunResult:
         stream_fn = spec.stream_fn_factory(job) if spec.stream_fn_factory is not None else None
         context = job.context
         if spec.tools_factory is not None:
-            context = dataclasses.replace(context, tools=tuple(spec.tools_factory(job)))
+            context = replace(context, tools=tuple(spec.tools_factory(job)))
         if _resumable(path):
             resumed = True
             stream = aresume(path, config, context.tools, stream_fn, clock=clock, secrets=spec.secrets,
@@ -574,7 +574,7 @@ def remote_tool(
 
     setattr(execute, "reports_progress", False)
     setattr(execute, "ray_options", dict(options))
-    return dataclasses.replace(tool, execute=execute)
+    return replace(tool, execute=execute)
 
 
 # --------------------------------------------------------------------------- replay_many

@@ -25,12 +25,13 @@ import difflib
 import json
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from returns.result import Failure
 
+from agentcore.records import replace
 from agentcore import (
     ABORTED_TEXT,
     AbortRequested,

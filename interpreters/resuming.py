@@ -21,11 +21,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from returns.result import Failure
 
+from agentcore.records import replace
 from agentcore import (
     AgentLoopConfig,
     CallLlm,

@@ -20,7 +20,7 @@ every request it receives in :attr:`ScriptedModel.requests`.
 >>> [e.type for e in events]
 ['start', 'toolcall_start', 'toolcall_delta', 'toolcall_delta', 'toolcall_end', 'done']
 >>> events[-1].message.tool_calls
-(ToolCall(id='call_1', name='add', arguments=FrozenDict({'a': 1, 'b': 2}), thought_signature=None),)
+(ToolCall(id='call_1', name='add', arguments=FrozenDict({'a': 1, 'b': 2}), thought_signature=None, invalid_json=None),)
 >>> [e.type for e in model(Model(id="m"), ctx, None)]
 ['start', 'text_start', 'text_delta', 'text_end', 'done']
 >>> model.calls

@@ -3,7 +3,7 @@
 Prices are USD per million tokens, as published on the providers' pricing pages (OpenAI
 platform pricing, Anthropic "Pricing", Google AI "Gemini Developer API pricing"), taken in
 October 2025 and cross-checked with public price tables found by search. They change: pass your
-own :class:`ModelCost` through :func:`dataclasses.replace` when they do. Gemini 2.5 Pro's
+own :class:`ModelCost` through :func:`agentcore.replace` when they do. Gemini 2.5 Pro's
 prices are the tier for prompts up to 200k tokens.
 
 >>> m = get_model("anthropic", "claude-sonnet-4-5")

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from ..records import replace
 
 from ..messages import Cost, Model, Usage
 

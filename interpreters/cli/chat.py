@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import threading
 from collections import deque
 from pathlib import Path
 from typing import Any
 
+from agentcore.records import replace
 from agentcore import AgentContext, AgentMessage, UserMessage
 
 from ..render import make_renderer
@@ -31,7 +31,7 @@ class _Chat:
         self.args = args
         self.setup = setup
         self.steering: deque[AgentMessage] = deque()
-        self.config = dataclasses.replace(setup.config, get_steering_messages=self._poll)
+        self.config = replace(setup.config, get_steering_messages=self._poll)
         self.messages: list[AgentMessage] = []
         self.render = make_renderer()
         self.lock = threading.Lock()

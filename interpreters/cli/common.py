@@ -5,7 +5,6 @@ driving a run in a worker thread so that Ctrl-C aborts it (:func:`drive`)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import importlib.util
 import json
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from agentcore.records import replace
 from agentcore import (
     AgentContext,
     AgentEvent,
@@ -110,7 +110,7 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
         except KeyError:
             return custom_openai_model(model_id, base_url, provider=provider)
         if catalog.api == "openai-completions":
-            return dataclasses.replace(catalog, base_url=base_url)
+            return replace(catalog, base_url=base_url)
         return custom_openai_model(model_id, base_url, provider=provider, name=catalog.name,
                                    reasoning=catalog.reasoning, cost=catalog.cost,
                                    context_window=catalog.context_window, max_tokens=catalog.max_tokens)
@@ -241,7 +241,7 @@ def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> 
     if model is None:
         model = resolve_model(args.model, args.base_url)
     elif args.base_url:
-        model = dataclasses.replace(model, base_url=args.base_url)
+        model = replace(model, base_url=args.base_url)
     tools = _tools_from(args.tools)
     demo = is_demo_model(model)
     if demo:

@@ -4,7 +4,6 @@ recorded runs (every problem with a file is a one-line usage error)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import difflib
 import json
 import os
@@ -14,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentcore.records import replace
 from agentcore import (
     AgentEvent,
     AssistantMessage,
@@ -337,7 +337,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         header_model = decoded if isinstance(decoded, Model) else None
         if header_model is not None and header_model.headers:  # a redacted header is not sent
             kept = {k: v for k, v in header_model.headers.items() if v != REDACTED}
-            header_model = dataclasses.replace(header_model, headers=FrozenDict(kept) if kept else None)
+            header_model = replace(header_model, headers=FrozenDict(kept) if kept else None)
     except (CodecError, ValueError, TypeError):
         header_model = None
     if args.model:
@@ -360,7 +360,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if unsupported:
         raise UsageError(f"the run used the hook(s) {', '.join(unsupported)}, which the command line "
                          f"cannot provide; resume it from Python (interpreters.replay.resume)")
-    config = dataclasses.replace(setup.config, get_steering_messages=lambda: [],
+    config = replace(setup.config, get_steering_messages=lambda: [],
                                  get_follow_up_messages=lambda: [])
     render: Callable[[AgentEvent], Any] = JsonLines() if args.json else make_renderer()
     if isinstance(render, LiveRenderer):

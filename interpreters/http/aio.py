@@ -16,10 +16,10 @@ import sys
 import random as _random
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import replace
 
 import httpx
 
+from agentcore.records import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model
 from agentcore.stream import ErrorEvent, StreamEvent

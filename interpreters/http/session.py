@@ -16,11 +16,12 @@ import logging
 import ssl
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
 import httpx
 
+from agentcore.records import replace
 from agentcore.frozen import JSON
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model

@@ -14,11 +14,11 @@ import random as _random
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 import httpx
 
+from agentcore.records import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model
 from agentcore.stream import ErrorEvent, StreamEvent

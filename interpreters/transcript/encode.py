@@ -18,11 +18,11 @@ compare them with the codec), and leave what they do not expect to the codec.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agentcore.records import record_fields, replace
 from agentcore import AgentContext, Effect, Input
 from agentcore.codec import encode_raw, to_json
 from agentcore.effects import (
@@ -356,7 +356,7 @@ _SHAPES: Final[dict[type, tuple[str, ...]]] = {
     DoneEvent: ("reason", "message"),
     ErrorEvent: ("reason", "error"),
 }
-SHAPES_OK: Final = all(tuple(f.name for f in dataclasses.fields(cls)) == names for cls, names in _SHAPES.items())
+SHAPES_OK: Final = all(record_fields(cls) == names for cls, names in _SHAPES.items())
 
 _MAX_MEMO: Final = 512
 _MAX_HISTORY_CHARS: Final = 32_000_000
