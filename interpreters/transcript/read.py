@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
+
 from agentcore import Effect, Input, LoopState
 from agentcore.codec import CodecError, PartialFold, from_json
 from agentcore.effects import Emit
@@ -175,6 +177,19 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     return parse_transcript(data, p)
 
 
+_decode_line: Final = msgspec.json.Decoder().decode
+
+
+def _parse_line(raw: bytes, text: str) -> Any:
+    """One line's JSON: parsed in C; a line msgspec refuses (``NaN``, which the json module
+    writes and reads, or a damaged line) goes through the json module, which also words the
+    error."""
+    try:
+        return _decode_line(raw)
+    except msgspec.DecodeError:
+        return json.loads(text)
+
+
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     lines = data.split(b"\n")
     torn = False
@@ -215,7 +230,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         raw = lines[index]
         try:
             text = raw.decode("utf-8")
-            obj = json.loads(text)
+            obj = _parse_line(raw, text)
         except ValueError as exc:
             raise _fail(lineno, f"damaged line (not JSON: {exc})") from None
         if not isinstance(obj, dict):
