@@ -105,6 +105,20 @@ def delta_run_digest(kind: str, index: int, deltas_json: str) -> str:
     return _digest('["%s",%d,%s]' % (kind, index, deltas_json))
 
 
+_last_header: tuple[Any, Any] = (None, None)
+
+
+def _header_json(header: Any) -> Any:
+    """``to_json(header)``, kept for the last header seen: the updates of one reply share their
+    partial's header object until the stream changes it (records are immutable)."""
+    global _last_header
+    seen, data = _last_header
+    if seen is not header or header is None:
+        data = to_json(header)
+        _last_header = (header, data)
+    return data
+
+
 def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] | None = None) -> str:
     """The digest a transcript keeps for consecutive ``message_update`` effects.
 
@@ -132,7 +146,7 @@ def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] 
     if kind in DELTAS and all(type(e) is kind and e.content_index == first.content_index for e in events):
         text = '["%s",%d,%s]' % (first.type, first.content_index, compact_json([e.delta for e in events]))
     else:
-        text = compact_json([[to_json(e, partials=False), to_json(getattr(u.message, "header", None))]
+        text = compact_json([[to_json(e, partials=False), _header_json(getattr(u.message, "header", None))]
                              for e, u in zip(events, updates)])
     if secrets is not None and (hinted(text) or any(secret in text for secret in secrets)):
         text = scrub_json(text, secrets)
