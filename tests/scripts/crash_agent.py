@@ -1,4 +1,4 @@
-"""A recorded agent run that can be killed at a chosen point (used by tests/test_resume.py).
+"""A recorded agent run that can be killed at a chosen point (used by tests/interpreters/test_resume.py).
 
     python crash_agent.py TRANSCRIPT MARKER_DIR MODE
 

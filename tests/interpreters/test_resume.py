@@ -21,7 +21,7 @@ from interpreters import ScriptedModel, agent_loop, run_agent_loop
 from interpreters.replay import ReplayDivergence, aresume, fork, replay, resume
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 
-SCRIPT = Path(__file__).parent / "scripts" / "crash_agent.py"
+SCRIPT = Path(__file__).parents[1] / "scripts" / "crash_agent.py"
 _spec = importlib.util.spec_from_file_location("crash_agent", SCRIPT)
 assert _spec is not None and _spec.loader is not None
 crash_agent: Any = importlib.util.module_from_spec(_spec)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from http_script_server import ScriptServer, reply_from
-from providers.corpus import load, requires_corpus
+from corpus import load, requires_corpus
 
 import interpreters
 import interpreters.aio

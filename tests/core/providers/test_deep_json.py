@@ -351,7 +351,7 @@ def test_loop_over_a_decoder_ends_on_a_deep_payload(api: str) -> None:
 
 # --------------------------------------------------------------------------- over loopback HTTP
 
-_HTTP = Path(__file__).resolve().parents[1] / "http"
+_HTTP = Path(__file__).resolve().parents[2] / "interpreters" / "http"
 HTTP_APIS = {"openai_chat": "openai-completions", "openai_responses": "openai-responses",
              "anthropic": "anthropic-messages", "gemini": "google-generative-ai"}
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from harness import CONTEXT, FLAVOURS, chat_model, run
 from http_script_server import Reply, ScriptServer, reply_from
-from providers.corpus import load, requires_corpus
+from corpus import load, requires_corpus
 
 import interpreters.http.aio as http_aio  # the default instances' cache, looked into
 from agentcore import replace

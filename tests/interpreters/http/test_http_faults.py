@@ -15,7 +15,7 @@ import time
 import pytest
 from harness import FLAVOURS, chat_model, model_for, run
 from http_script_server import Reply, ScriptServer, reply_from
-from providers.corpus import load, requires_corpus, sse_from_chunks
+from corpus import load, requires_corpus, sse_from_chunks
 
 from agentcore import replace
 from agentcore.llm import StreamOptions

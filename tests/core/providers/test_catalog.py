@@ -69,5 +69,5 @@ def test_providers_package_is_pure() -> None:
     code = ("import sys, agentcore.providers; bad = {'httpx', 'asyncio', 'socket', 'threading',"
             " 'interpreters'} & set(sys.modules); print(sorted(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[3]))
     assert out.stdout.strip() == "[]", out.stderr

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from providers.corpus import Interaction
+from corpus import Interaction
 
 __all__ = ["RecordedRequest", "Reply", "ScriptServer", "reply_from"]
 

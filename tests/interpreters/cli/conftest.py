@@ -1,21 +1,12 @@
-"""Fixtures for the ``agentcore`` command tests (the real console script, in subprocesses).
-
-The loopback server of ``tests/http`` (not a package) is put on ``sys.path`` here.
-"""
+"""Fixtures for the ``agentcore`` command tests (the real console script, in subprocesses)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-_HERE = Path(__file__).resolve().parent
-for _p in (str(_HERE.parent), str(_HERE.parent / "http")):
-    if _p not in sys.path:
-        sys.path.append(_p)
-
-from .cli_helpers import run_cli  # noqa: E402
+from .cli_helpers import run_cli
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from interpreters import ScriptedModel, run_agent_loop
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.transcript import VERSION, TranscriptRecorder, read_transcript
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[2] / "data"
 
 
 def test_this_library_writes_version_4(tmp_path: Path) -> None:
