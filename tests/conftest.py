@@ -24,6 +24,8 @@ ROOT = str(Path(__file__).resolve().parents[1])
 if sys.path[:1] != [ROOT]:
     sys.path.insert(0, ROOT)
 
+from flavours import FLAVOURS, Flavour  # noqa: E402
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _close_default_http_clients() -> Iterator[None]:
@@ -43,7 +45,8 @@ def _close_default_http_clients() -> Iterator[None]:
         gc.collect()
 
 
-@pytest.fixture(params=("sync", "asyncio"))
-def flavour(request: pytest.FixtureRequest) -> str:
-    """Each interpreter in turn: ``run(flavour, ...)`` from tests/flavours.py."""
-    return str(request.param)
+@pytest.fixture(params=FLAVOURS, ids=str)
+def flavour(request: pytest.FixtureRequest) -> Flavour:
+    """Each interpreter in turn (ids ``sync``, ``asyncio``): one object with the same calls for
+    both (tests/flavours.py)."""
+    return request.param  # type: ignore[no-any-return]

@@ -4,7 +4,8 @@ Each request takes the next :class:`Reply` of the script (FIFO) and is recorded 
 ``server.requests``. Bodies are sent with chunked transfer encoding, cut at random byte
 boundaries with small random pauses, flushed after every chunk, so the client sees the body in
 arbitrary pieces as it would from a real provider. A reply can also misbehave: stall before its
-headers, stall or reset the connection after some bytes of its body.
+headers, stall or reset the connection after some bytes of its body. :func:`model_for` gives a
+catalog model of an API with its ``base_url`` pointed at the server.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from agentcore import replace
+from agentcore.messages import Model
+from agentcore.providers import get_model
 from corpus import Interaction
 
-__all__ = ["RecordedRequest", "Reply", "ScriptServer", "reply_from"]
+__all__ = ["RecordedRequest", "Reply", "ScriptServer", "chat_model", "model_for", "reply_from"]
 
 
 @dataclass
@@ -42,6 +46,22 @@ class Reply:
     stall: float = 10.0
     #: reset the connection before sending anything
     reset_at_once: bool = False
+
+
+def chat_model(url: str) -> Model:
+    """The OpenAI Chat Completions model ``gpt-4o-mini``, served at ``url``."""
+    return replace(get_model("openai", "gpt-4o-mini"), api="openai-completions", base_url=url + "/v1")
+
+
+def model_for(api: str, url: str) -> Model:
+    """A catalog model of ``api``, served at ``url``."""
+    if api == "openai-completions":
+        return chat_model(url)
+    if api == "openai-responses":
+        return replace(get_model("openai", "gpt-4o"), base_url=url + "/v1")
+    if api == "anthropic-messages":
+        return replace(get_model("anthropic", "claude-sonnet-4-5"), base_url=url)
+    return replace(get_model("google", "gemini-2.5-flash"), base_url=url + "/v1beta")
 
 
 def reply_from(it: Interaction, **overrides: Any) -> Reply:

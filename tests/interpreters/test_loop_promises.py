@@ -23,19 +23,15 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from flavours import run, types
+from events import types
+from flavours import Flavour
 from interpreters import AbortSignal, Agent, Journal, ScriptedModel, SyncAgent, tool
 from interpreters.replay import replay
 from interpreters.scripted import Reply
 from interpreters.transcript import TranscriptRecorder
+from sample_tools import add
 
 MODEL = Model(id="m")
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def add_then(*texts: str) -> ScriptedModel:
@@ -56,7 +52,7 @@ def texts(messages: list[Any]) -> list[str]:
 # --------------------------------------------------------------------------- 1. the turn order
 
 
-def test_after_each_turn_prepare_next_turn_then_should_stop_then_one_steering_poll(flavour: str) -> None:
+def test_after_each_turn_prepare_next_turn_then_should_stop_then_one_steering_poll(flavour: Flavour) -> None:
     log: list[str] = []
 
     def hook(name: str, value: Any = None) -> Any:
@@ -70,8 +66,8 @@ def test_after_each_turn_prepare_next_turn_then_should_stop_then_one_steering_po
         prepare_next_turn=hook("prepare"), should_stop_after_turn=hook("stop?", False),
         transform_context=lambda messages, signal: (log.append("transform"), messages)[1],
     )
-    run(flavour, "go", AgentContext("", [], [add]), config, add_then("3"),
-        on_event=lambda e: log.append(e.type) if e.type in ("turn_start", "turn_end", "agent_end") else None)
+    flavour.run("go", AgentContext("", [], [add]), config, add_then("3"),
+                on_event=lambda e: log.append(e.type) if e.type in ("turn_start", "turn_end", "agent_end") else None)
     assert log == [
         "turn_start", "steer", "transform",
         "turn_end", "prepare", "stop?", "steer",
@@ -81,7 +77,7 @@ def test_after_each_turn_prepare_next_turn_then_should_stop_then_one_steering_po
     ]
 
 
-def test_prepare_next_turn_runs_after_the_last_turn_too_and_sees_it(flavour: str) -> None:
+def test_prepare_next_turn_runs_after_the_last_turn_too_and_sees_it(flavour: Flavour) -> None:
     seen: list[tuple[str, int]] = []
 
     def prepare(ctx: Any) -> NextTurn:
@@ -95,14 +91,14 @@ def test_prepare_next_turn_runs_after_the_last_turn_too_and_sees_it(flavour: str
         models.append(model.id)
         return scripted(model, context, options)
 
-    events, messages = run(flavour, "go", AgentContext("", [], [add]),
-                           AgentLoopConfig(model=MODEL, prepare_next_turn=prepare), stream_fn)
+    events, messages = flavour.run("go", AgentContext("", [], [add]),
+                                   AgentLoopConfig(model=MODEL, prepare_next_turn=prepare), stream_fn)
     assert seen == [("add", 1), ("done", 0)]
     assert models == ["m", "never-used"]  # the first NextTurn applied to the second turn
     assert types(events)[-2:] == ["turn_end", "agent_end"]
 
 
-def test_a_queue_cleared_by_prepare_next_turn_is_not_delivered(flavour: str) -> None:
+def test_a_queue_cleared_by_prepare_next_turn_is_not_delivered(flavour: Flavour) -> None:
     queue: list[Any] = []
 
     def add_and_steer(a: int, b: int) -> int:
@@ -119,13 +115,13 @@ def test_a_queue_cleared_by_prepare_next_turn_is_not_delivered(flavour: str) -> 
         queue.clear()
         return taken
 
-    _, messages = run(flavour, "go", AgentContext("", [], [adder]),
-                      AgentLoopConfig(model=MODEL, prepare_next_turn=prepare, get_steering_messages=steering),
-                      add_then("3"))
+    _, messages = flavour.run("go", AgentContext("", [], [adder]),
+                              AgentLoopConfig(model=MODEL, prepare_next_turn=prepare, get_steering_messages=steering),
+                              add_then("3"))
     assert texts(messages) == ["user:go", "assistant:", "tool:3", "assistant:3"]
 
 
-def test_should_stop_after_turn_sees_the_context_prepare_next_turn_made(flavour: str) -> None:
+def test_should_stop_after_turn_sees_the_context_prepare_next_turn_made(flavour: Flavour) -> None:
     seen: list[list[str]] = []
 
     def prepare(ctx: Any) -> NextTurn:
@@ -135,14 +131,14 @@ def test_should_stop_after_turn_sees_the_context_prepare_next_turn_made(flavour:
         seen.append([ctx.context.system_prompt] + [m.text for m in ctx.context.messages])
         return True
 
-    _, messages = run(flavour, "go", AgentContext("", [], [add]),
-                      AgentLoopConfig(model=MODEL, prepare_next_turn=prepare, should_stop_after_turn=stop),
-                      add_then("never"))
+    _, messages = flavour.run("go", AgentContext("", [], [add]),
+                              AgentLoopConfig(model=MODEL, prepare_next_turn=prepare, should_stop_after_turn=stop),
+                              add_then("never"))
     assert seen == [["compacted", "summary"]]
     assert texts(messages) == ["user:go", "assistant:", "tool:3"]
 
 
-def test_steering_queued_during_a_terminating_tool_comes_before_an_older_follow_up(flavour: str) -> None:
+def test_steering_queued_during_a_terminating_tool_comes_before_an_older_follow_up(flavour: Flavour) -> None:
     steering: list[Any] = []
     follow_ups: list[Any] = [UserMessage("older follow-up")]
 
@@ -160,9 +156,9 @@ def test_steering_queued_during_a_terminating_tool_comes_before_an_older_follow_
         return poll
 
     model = ScriptedModel([Reply(tool_calls=(("finish", {}),)), "after steering", "after follow-up"])
-    _, messages = run(flavour, "go", AgentContext("", [], [finish]),
-                      AgentLoopConfig(model=MODEL, get_steering_messages=take(steering),
-                                      get_follow_up_messages=take(follow_ups)), model)
+    _, messages = flavour.run("go", AgentContext("", [], [finish]),
+                              AgentLoopConfig(model=MODEL, get_steering_messages=take(steering),
+                                              get_follow_up_messages=take(follow_ups)), model)
     assert texts(messages) == ["user:go", "assistant:", "tool:finished", "user:steer now",
                                "assistant:after steering", "user:older follow-up", "assistant:after follow-up"]
 
@@ -187,15 +183,15 @@ def test_the_agent_keeps_the_turn_order_too() -> None:
 # --------------------------------------------------------------------------- 2. queued input is never lost
 
 
-def test_steering_polled_before_a_failing_transform_is_in_the_context(flavour: str) -> None:
+def test_steering_polled_before_a_failing_transform_is_in_the_context(flavour: Flavour) -> None:
     polls = iter([[UserMessage("steer")]])
 
     def transform(messages: Any, signal: Any) -> Any:
         raise ValueError("no room")
 
-    events, messages = run(flavour, "go", AgentContext(),
-                           AgentLoopConfig(model=MODEL, get_steering_messages=lambda: next(polls, []),
-                                           transform_context=transform), ScriptedModel(["never"]))
+    events, messages = flavour.run("go", AgentContext(),
+                                   AgentLoopConfig(model=MODEL, get_steering_messages=lambda: next(polls, []),
+                                                   transform_context=transform), ScriptedModel(["never"]))
     assert texts(messages) == ["user:go", "user:steer", "assistant:"]
     assert messages[-1].error_message == "transform_context failed: no room"
     ends = [e.message.text for e in events if e.type == "message_end"]
@@ -203,7 +199,7 @@ def test_steering_polled_before_a_failing_transform_is_in_the_context(flavour: s
     assert types(events)[-2:] == ["turn_end", "agent_end"]
 
 
-def test_follow_ups_polled_before_a_failing_convert_are_in_the_context(flavour: str) -> None:
+def test_follow_ups_polled_before_a_failing_convert_are_in_the_context(flavour: Flavour) -> None:
     follow_ups = iter([[UserMessage("next task")]])
     calls = [0]
 
@@ -213,9 +209,9 @@ def test_follow_ups_polled_before_a_failing_convert_are_in_the_context(flavour: 
             raise RuntimeError("converter down")
         return list(messages)
 
-    _, messages = run(flavour, "go", AgentContext(),
-                      AgentLoopConfig(model=MODEL, get_follow_up_messages=lambda: next(follow_ups, []),
-                                      convert_to_llm=convert), ScriptedModel(["first", "never"]))
+    _, messages = flavour.run("go", AgentContext(),
+                              AgentLoopConfig(model=MODEL, get_follow_up_messages=lambda: next(follow_ups, []),
+                                              convert_to_llm=convert), ScriptedModel(["first", "never"]))
     assert texts(messages) == ["user:go", "assistant:first", "user:next task", "assistant:"]
     assert messages[-1].error_message == "convert_to_llm failed: converter down"
 
@@ -286,15 +282,15 @@ def slow_tool(name: str, seconds: float, log: list[str], timeout_ms: int | None 
     return tool(name=name, timeout_ms=timeout_ms)(slow)
 
 
-def test_a_tool_past_its_timeout_gets_the_timeout_error_at_the_deadline(flavour: str) -> None:
+def test_a_tool_past_its_timeout_gets_the_timeout_error_at_the_deadline(flavour: Flavour) -> None:
     log: list[str] = []
     slow = slow_tool("slow", 5.0, log, timeout_ms=100)
     ends: list[float] = []
     start = time.monotonic()
-    events, messages = run(flavour, "go", AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL),
-                           ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]),
-                           on_event=lambda e: ends.append(time.monotonic() - start)
-                           if e.type == "tool_execution_end" else None)
+    events, messages = flavour.run("go", AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL),
+                                   ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]),
+                                   on_event=lambda e: ends.append(time.monotonic() - start)
+                                   if e.type == "tool_execution_end" else None)
     result = messages[2]
     assert isinstance(result, ToolResultMessage) and result.is_error
     assert result.content[0].text == 'Tool "slow" timed out after 100 ms'  # type: ignore[union-attr]
@@ -307,13 +303,13 @@ def test_a_tool_past_its_timeout_gets_the_timeout_error_at_the_deadline(flavour:
     assert texts(messages)[-1] == "assistant:ok"
 
 
-def test_parallel_siblings_of_a_timed_out_call_are_unaffected(flavour: str) -> None:
+def test_parallel_siblings_of_a_timed_out_call_are_unaffected(flavour: Flavour) -> None:
     log: list[str] = []
     slow = slow_tool("slow", 5.0, log)
     quick = slow_tool("quick", 0.2, log)
     model = ScriptedModel([Reply(tool_calls=(("slow", {}), ("quick", {}))), "ok"])
-    _, messages = run(flavour, "go", AgentContext("", [], [slow, quick]),
-                      AgentLoopConfig(model=MODEL, tool_timeout_ms=600), model)
+    _, messages = flavour.run("go", AgentContext("", [], [slow, quick]),
+                              AgentLoopConfig(model=MODEL, tool_timeout_ms=600), model)
     assert texts(messages)[2:4] == ['tool:Tool "slow" timed out after 600 ms', "tool:quick finished"]
     assert "quick saw its signal aborted: the tool timed out after 600 ms" not in log
 
@@ -325,15 +321,15 @@ def test_parallel_siblings_of_a_timed_out_call_are_unaffected(flavour: str) -> N
     (0, 50, "tool:slow finished"),              # the tool's 0 wins: no limit
     (80, 5000, 'tool:Tool "slow" timed out after 80 ms'),  # the tool's own limit wins
 ])
-def test_which_limit_applies(flavour: str, tool_ms: int | None, config_ms: int | None, expected: str) -> None:
+def test_which_limit_applies(flavour: Flavour, tool_ms: int | None, config_ms: int | None, expected: str) -> None:
     slow = slow_tool("slow", 0.4, [], timeout_ms=tool_ms)
-    _, messages = run(flavour, "go", AgentContext("", [], [slow]),
-                      AgentLoopConfig(model=MODEL, tool_timeout_ms=config_ms),
-                      ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]))
+    _, messages = flavour.run("go", AgentContext("", [], [slow]),
+                              AgentLoopConfig(model=MODEL, tool_timeout_ms=config_ms),
+                              ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]))
     assert texts(messages)[2] == expected
 
 
-def test_an_async_tool_past_its_timeout_is_cancelled(flavour: str) -> None:
+def test_an_async_tool_past_its_timeout_is_cancelled(flavour: Flavour) -> None:
     state = {"cancelled": False}
 
     @tool(timeout_ms=50)
@@ -346,31 +342,31 @@ def test_an_async_tool_past_its_timeout_is_cancelled(flavour: str) -> None:
             raise
         return "rested"
 
-    _, messages = run(flavour, "go", AgentContext("", [], [nap]), AgentLoopConfig(model=MODEL),
-                      ScriptedModel([Reply(tool_calls=(("nap", {}),)), "ok"]))
+    _, messages = flavour.run("go", AgentContext("", [], [nap]), AgentLoopConfig(model=MODEL),
+                              ScriptedModel([Reply(tool_calls=(("nap", {}),)), "ok"]))
     assert texts(messages)[2] == 'tool:Tool "nap" timed out after 50 ms'
-    if flavour == "asyncio":
+    if flavour.is_async:
         assert state["cancelled"]
 
 
-def test_a_timed_out_call_goes_through_after_tool_call(flavour: str) -> None:
+def test_a_timed_out_call_goes_through_after_tool_call(flavour: Flavour) -> None:
     seen: list[tuple[str, bool]] = []
 
     def after(ctx: Any, signal: Any) -> None:
         seen.append((ctx.result.content[0].text, ctx.is_error))
 
     slow = slow_tool("slow", 5.0, [], timeout_ms=30)
-    run(flavour, "go", AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL, after_tool_call=after),
-        ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]))
+    flavour.run("go", AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL, after_tool_call=after),
+                ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]))
     assert seen == [('Tool "slow" timed out after 30 ms', True)]
 
 
-def test_a_timed_out_run_replays_identically(flavour: str, tmp_path: Path) -> None:
+def test_a_timed_out_run_replays_identically(flavour: Flavour, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     slow = slow_tool("slow", 5.0, [], timeout_ms=40)
     ctx, cfg = AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL)
-    _, messages = run(flavour, "go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]),
-                      journal=TranscriptRecorder(path, ctx, cfg))
+    _, messages = flavour.run("go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]),
+                              journal=TranscriptRecorder(path, ctx, cfg))
     assert '"type":"tool_timed_out"' in path.read_text().replace(" ", "")
     result = replay(path)
     assert result.finished and result.messages == messages
@@ -392,7 +388,7 @@ def test_bad_timeouts_are_refused() -> None:
 # --------------------------------------------------------------------------- 4. the run's signal
 
 
-def test_every_hook_that_takes_a_signal_gets_the_runs_signal(flavour: str) -> None:
+def test_every_hook_that_takes_a_signal_gets_the_runs_signal(flavour: Flavour) -> None:
     seen: dict[str, tuple[int, bool]] = {}
 
     def hook(name: str, value: Any = None) -> Any:
@@ -437,23 +433,14 @@ def test_every_hook_that_takes_a_signal_gets_the_runs_signal(flavour: str) -> No
         return scripted(model, context, options)
 
     scripted = add_then("3")
-    if flavour == "sync":
-        from interpreters import agent_loop
+    started: list[Any] = []
 
-        stream = agent_loop("go", AgentContext("", [], [adder]), config, None, stream_fn)
-        for _ in stream:
-            listened.append(stream.signal.aborted)
-        signal_id = id(stream.signal)
-    else:
-        from interpreters import aio
+    def start() -> Any:
+        started.append(flavour.agent_loop("go", AgentContext("", [], [adder]), config, None, stream_fn))
+        return started[0]
 
-        async def main() -> int:
-            astream = aio.agent_loop("go", AgentContext("", [], [adder]), config, None, stream_fn)
-            async for _ in astream:
-                listened.append(astream.signal.aborted)
-            return id(astream.signal)
-
-        signal_id = asyncio.run(main())
+    flavour.collect(start, on_event=lambda _: listened.append(started[0].signal.aborted))
+    signal_id = id(started[0].signal)
     assert sorted(seen) == sorted([
         "get_steering_messages", "get_follow_up_messages", "transform_context", "convert_to_llm",
         "get_api_key", "before_tool_call", "after_tool_call", "prepare_next_turn",
@@ -462,7 +449,7 @@ def test_every_hook_that_takes_a_signal_gets_the_runs_signal(flavour: str) -> No
     assert not any(listened)
 
 
-def test_the_hook_signal_is_aborted_after_abort(flavour: str) -> None:
+def test_the_hook_signal_is_aborted_after_abort(flavour: Flavour) -> None:
     signal = AbortSignal()
     seen: list[bool] = []
 
@@ -472,8 +459,8 @@ def test_the_hook_signal_is_aborted_after_abort(flavour: str) -> None:
         seen.append(run_signal.aborted)
         return False
 
-    run(flavour, "go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL, should_stop_after_turn=stop),
-        add_then("never"), signal)
+    flavour.run("go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL, should_stop_after_turn=stop),
+                add_then("never"), signal)
     assert seen == [False, True]
 
 
@@ -500,19 +487,14 @@ def test_agent_listeners_that_take_a_signal_get_the_runs_signal() -> None:
     asyncio.run(main())
 
 
-def test_run_agent_loop_emit_may_take_the_signal(flavour: str) -> None:
-    from interpreters import aio, run_agent_loop
-
+def test_run_agent_loop_emit_may_take_the_signal(flavour: Flavour) -> None:
     got: list[bool] = []
 
     def emit(event: Any, signal: Any) -> None:
         got.append(isinstance(signal, AbortSignal) and not signal.aborted)
 
-    if flavour == "sync":
-        run_agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), emit, stream_fn=ScriptedModel(["hi"]))
-    else:
-        asyncio.run(aio.run_agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), emit,
-                                       stream_fn=ScriptedModel(["hi"])))
+    flavour.call(flavour.run_agent_loop, "go", AgentContext(), AgentLoopConfig(model=MODEL), emit,
+                 stream_fn=ScriptedModel(["hi"]))
     assert got and all(got)
 
 
@@ -521,7 +503,7 @@ def test_run_agent_loop_emit_may_take_the_signal(flavour: str) -> None:
 
 @pytest.mark.parametrize(("reasoning", "expected"), [(False, "off"), (True, "high")])
 def test_the_stream_function_gets_a_thinking_level_only_for_a_model_that_reasons(
-        flavour: str, reasoning: bool, expected: str) -> None:
+        flavour: Flavour, reasoning: bool, expected: str) -> None:
     levels: list[str] = []
     scripted = ScriptedModel(["ok"])
 
@@ -529,8 +511,8 @@ def test_the_stream_function_gets_a_thinking_level_only_for_a_model_that_reasons
         levels.append(options.thinking_level)
         return scripted(model, context, options)
 
-    run(flavour, "go", AgentContext(), AgentLoopConfig(model=Model(id="m", reasoning=reasoning),
-                                                       thinking_level="high"), stream_fn)
+    flavour.run("go", AgentContext(), AgentLoopConfig(model=Model(id="m", reasoning=reasoning),
+                                                               thinking_level="high"), stream_fn)
     assert levels == [expected]
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import threading
 import time
 from collections import deque
@@ -64,7 +63,9 @@ from agentcore import (
     replace,
 )
 from agentcore.codec import to_json
-from interpreters import AbortSignal, aio, run_agent_loop, run_agent_loop_continue
+from clocks import TickingClock
+from flavours import FLAVOURS, Flavour
+from interpreters import AbortSignal
 from interpreters.driver import Run
 
 MODEL = Model(id="m", api="fake", provider="fake")
@@ -506,11 +507,11 @@ class World:
     """Everything one run of a scenario needs, fresh for each run: signal, queues, tools, hooks,
     stream function, listener, and what they saw."""
 
-    def __init__(self, s: Scenario, flavour: str) -> None:
+    def __init__(self, s: Scenario, flavour: Flavour) -> None:
         self.s = s
         self.flavour = flavour
         self.signal = AbortSignal()
-        self.ticks = itertools.count(1000)
+        self.clock = TickingClock(1000)
         self.lock = threading.Lock()
         self.events: list[Any] = []
         self.seen: dict[str, int] = {}
@@ -525,10 +526,6 @@ class World:
         self.tool_log: list[str] = []
         self.by_id = {f"r{r}c{k}": call for r, reply in enumerate(s.replies)
                       for k, call in enumerate(c for c in reply.items if isinstance(c, Call))}
-
-    def clock(self) -> int:
-        with self.lock:
-            return next(self.ticks)
 
     def abort(self, given: Any = None) -> None:
         target = given if self.s.abort_via == "run" and given is not None else self.signal
@@ -558,7 +555,7 @@ class World:
             cut = min((kinds.index(k) for k in ("raise", "abort") if k in kinds), default=len(actions))
             return [value for _, value in actions[:cut]]
         abort = lambda: self.abort(options.signal)  # noqa: E731
-        if self.flavour == "asyncio" and self.s.async_stream:
+        if self.flavour.is_async and self.s.async_stream:
             return async_stream(actions, abort)
         if reply.shape == "generator":
             return generator_stream(actions, abort)
@@ -726,7 +723,7 @@ class World:
 
 @dataclass
 class Outcome:
-    flavour: str
+    flavour: Flavour
     events: list[Any]
     result: list[Any] | None
     raised: BaseException | None
@@ -748,7 +745,7 @@ def grace(hook: float | None = None, tool: float | None = None) -> Iterator[None
         Run.hook_grace, Run.abort_grace = saved
 
 
-def run_scenario(s: Scenario, flavour: str, world: World | None = None, bound: float = BOUND) -> Outcome:
+def run_scenario(s: Scenario, flavour: Flavour, world: World | None = None, bound: float = BOUND) -> Outcome:
     """Run ``s`` on one interpreter in a worker thread; fail if it has not ended within ``bound``."""
     world = world or World(s, flavour)
     box: dict[str, Any] = {}
@@ -758,15 +755,10 @@ def run_scenario(s: Scenario, flavour: str, world: World | None = None, bound: f
 
     def target() -> None:
         try:
-            if flavour == "sync":
-                if s.resume:
-                    box["result"] = run_agent_loop_continue(*args, clock=world.clock)
-                else:
-                    box["result"] = run_agent_loop("go", *args, clock=world.clock)
+            if s.resume:
+                box["result"] = flavour.call(flavour.run_agent_loop_continue, *args, clock=world.clock)
             else:
-                main = aio.run_agent_loop_continue(*args, clock=world.clock) if s.resume else aio.run_agent_loop(
-                    "go", *args, clock=world.clock)
-                box["result"] = asyncio.run(main)
+                box["result"] = flavour.call(flavour.run_agent_loop, "go", *args, clock=world.clock)
         except BaseException as exc:  # what reaches the caller (SystemExit from user code does)
             box["raised"] = exc
 
@@ -918,7 +910,7 @@ def compare(a: Outcome, b: Outcome, s: Scenario) -> None:
 
 def check_scenario(s: Scenario) -> None:
     with grace(hook=5.0):  # a hook that aborts and then answers: its answer is always in time
-        outcomes = [run_scenario(s, flavour) for flavour in ("sync", "asyncio")]
+        outcomes = [run_scenario(s, flavour) for flavour in FLAVOURS]
     for o in outcomes:
         check(o)
     if not racy(s):
@@ -1015,7 +1007,7 @@ blockings = st.builds(
 class BlockingWorld(World):
     """A healthy run (one reply with tool calls, then a text reply) where one place blocks."""
 
-    def __init__(self, b: Blocking, flavour: str) -> None:
+    def __init__(self, b: Blocking, flavour: Flavour) -> None:
         calls = tuple(Call("t0", "ok") for _ in range(b.calls))
         first = Reply((("start",), *calls, ("done", "toolUse")))
         streamed = Reply((("start",), ("text", 2, True, False), ("block",), ("text", 1, True, False),
@@ -1135,7 +1127,7 @@ def test_a_run_blocked_in_user_code_ends_soon_after_the_abort(b: Blocking) -> No
     # Answers given as the abort lands are kept (a long hook grace); a tool that ignores the abort
     # is given up on quickly (a short tool grace).
     with grace(hook=5.0 if b.honours else 0.05, tool=0.3):
-        for flavour in ("sync", "asyncio"):
+        for flavour in FLAVOURS:
             world = BlockingWorld(b, flavour)
             try:
                 outcome = run_scenario(world.s, flavour, world=world)
@@ -1152,7 +1144,6 @@ def test_a_run_blocked_in_user_code_ends_soon_after_the_abort(b: Blocking) -> No
 
 # --------------------------------------------------------------------------- known bugs (minimal cases)
 
-FLAVOURS = ("sync", "asyncio")
 HANG_BOUND = 1.0
 """Seconds before a known hang is called one (the run takes milliseconds when it works)."""
 
@@ -1162,9 +1153,8 @@ def ended_cleanly(o: Outcome) -> None:
     assert kinds and kinds[-1] == "agent_end" and kinds.count("agent_end") == 1, f"{o.flavour}: {kinds}"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("trigger", ["the tool aborts", "before_tool_call aborts"])
-def test_an_abort_while_a_tool_runs_with_after_tool_call_set_ends_the_run(flavour: str, trigger: str) -> None:
+def test_an_abort_while_a_tool_runs_with_after_tool_call_set_ends_the_run(flavour: Flavour, trigger: str) -> None:
     call = Call("t0", "ok", outcome="abort") if trigger == "the tool aborts" else Call("t0", "ok", before="abort")
     s = Scenario(replies=(Reply((("start",), call, ("done", "toolUse"))),), before_set=True, after_set=True)
     with grace(hook=5.0):
@@ -1174,8 +1164,7 @@ def test_an_abort_while_a_tool_runs_with_after_tool_call_set_ends_the_run(flavou
     assert [m.tool_call_id for m in o.result or [] if isinstance(m, ToolResultMessage)] == ["r0c0"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_no_model_call_starts_once_get_api_key_saw_the_abort(flavour: str) -> None:
+def test_no_model_call_starts_once_get_api_key_saw_the_abort(flavour: Flavour) -> None:
     s = Scenario(replies=(DEFAULT_REPLY,), hooks=(("get_api_key", ("abort",)),))
     o = run_scenario(s, flavour)  # default hook_grace: the key comes back at once
     ended_cleanly(o)
@@ -1183,9 +1172,8 @@ def test_no_model_call_starts_once_get_api_key_saw_the_abort(flavour: str) -> No
     assert o.world.model_calls == 0, "stream_fn was called after the abort"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("exception", ["SystemExit", "Meltdown"])
-def test_a_listener_that_raises_a_base_exception_still_gets_agent_end(flavour: str, exception: str) -> None:
+def test_a_listener_that_raises_a_base_exception_still_gets_agent_end(flavour: Flavour, exception: str) -> None:
     class Raising(World):
         def listen(self, event: Any, signal: Any) -> None:
             super().listen(event, signal)
@@ -1201,9 +1189,8 @@ def test_a_listener_that_raises_a_base_exception_still_gets_agent_end(flavour: s
     ended_cleanly(o)
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("where", ["tool", "transform_context", "stream"])
-def test_an_exception_that_cannot_be_shown_still_ends_the_run(flavour: str, where: str) -> None:
+def test_an_exception_that_cannot_be_shown_still_ends_the_run(flavour: Flavour, where: str) -> None:
     if where == "tool":
         s = Scenario(replies=(Reply((("start",), Call("t0", "ok", outcome="raise:Unprintable"),
                                      ("done", "toolUse"))),))

@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,13 @@ from agentcore import (
     TextContent,
     Usage,
 )
-from interpreters import AbortSignal, ScriptedModel, agent_loop, aio, tool
+from flavours import ASYNCIO, SYNC, Flavour
+from interpreters import AbortSignal, ScriptedModel, agent_loop, tool
 from interpreters.otel import TracingObserver, provider_name
 from interpreters.scripted import Reply, error
 from interpreters.transcript import TranscriptRecorder, read_transcript
+from sample_tools import add
 
-FLAVOURS = ["sync", "asyncio"]
 MODEL = Model(id="gpt-test", provider="openai", base_url="https://api.example.com/v1")
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                 "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
@@ -57,26 +58,6 @@ def otel() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     yield provider, exporter
     provider.shutdown()
-
-
-def run(flavour: str, prompt: Any, context: AgentContext, config: AgentLoopConfig, model: Any,
-        journal: Any = None, signal: AbortSignal | None = None,
-        on_event: Callable[[Any], None] | None = None) -> list[Any]:
-    if flavour == "sync":
-        stream = agent_loop(prompt, context, config, signal, model, journal=journal)
-        for event in stream:
-            if on_event is not None:
-                on_event(event)
-        return stream.result()
-
-    async def main() -> list[Any]:
-        astream = aio.agent_loop(prompt, context, config, signal, model, journal=journal)
-        async for event in astream:
-            if on_event is not None:
-                on_event(event)
-        return await astream.result()
-
-    return asyncio.run(main())
 
 
 def outline(spans: tuple[ReadableSpan, ...] | list[ReadableSpan]) -> list[str]:
@@ -121,12 +102,6 @@ def attrs(span: ReadableSpan) -> dict[str, Any]:
     return dict(span.attributes or {})
 
 
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
 @tool(name="aadd")
 async def aadd(a: int, b: int) -> int:
     """Add two integers, asynchronously."""
@@ -148,13 +123,14 @@ def two_adds(name: str = "add") -> list[Any]:
 # --------------------------------------------------------------------------- the span tree
 
 
-@pytest.mark.parametrize(("flavour", "tool_name"), [("sync", "add"), ("asyncio", "add"), ("asyncio", "aadd")])
-def test_parallel_tool_run_gives_the_span_tree_and_genai_attributes(flavour: str, tool_name: str, otel: Any) -> None:
+@pytest.mark.parametrize(("flavour", "tool_name"), [(SYNC, "add"), (ASYNCIO, "add"), (ASYNCIO, "aadd")], ids=str)
+def test_parallel_tool_run_gives_the_span_tree_and_genai_attributes(flavour: Flavour, tool_name: str,
+                                                                   otel: Any) -> None:
     provider, exporter = otel
     config = AgentLoopConfig(model=MODEL, temperature=0.3, max_tokens=512, api_key="sk-test-000000000000000000000000")
     tracer = TracingObserver(provider, agent_name="calc", agent_id="agent-1", config=config)
-    messages = run(flavour, "1+2 and 3+4?", AgentContext("You add.", [], [add, aadd]), config,
-                   ScriptedModel(two_adds(tool_name)), journal=tracer)
+    _, messages = flavour.run("1+2 and 3+4?", AgentContext("You add.", [], [add, aadd]), config,
+                              ScriptedModel(two_adds(tool_name)), journal=tracer)
     spans = exporter.get_finished_spans()
     assert outline(spans) == [
         "invoke_agent calc",
@@ -226,12 +202,11 @@ def test_parallel_tool_run_gives_the_span_tree_and_genai_attributes(flavour: str
     assert turn1.kind is SpanKind.INTERNAL and attrs(turn1) == {"agentcore.turn.number": 1, "agentcore.turn.tool_results": 2}
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_run_span_is_a_child_of_the_callers_current_span(flavour: str, otel: Any) -> None:
+def test_run_span_is_a_child_of_the_callers_current_span(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
     with provider.get_tracer("app").start_as_current_span("http request"):
-        run(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel(["hello"]),
-            journal=TracingObserver(provider))
+        flavour.run("hi", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel(["hello"]),
+                    journal=TracingObserver(provider))
     assert outline(exporter.get_finished_spans()) == [
         "http request",
         "  invoke_agent",
@@ -243,11 +218,10 @@ def test_run_span_is_a_child_of_the_callers_current_span(flavour: str, otel: Any
 # --------------------------------------------------------------------------- failures
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_error_reply_marks_chat_turn_and_run_as_errors(flavour: str, otel: Any) -> None:
+def test_error_reply_marks_chat_turn_and_run_as_errors(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel([error("rate limited (429)")]),
-        journal=TracingObserver(provider))
+    flavour.run("hi", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel([error("rate limited (429)")]),
+                journal=TracingObserver(provider))
     spans = exporter.get_finished_spans()
     assert outline(spans) == ["invoke_agent !", "  turn 1 !", "    chat gpt-test !"]
     chat = one(spans, "chat gpt-test")
@@ -258,22 +232,20 @@ def test_error_reply_marks_chat_turn_and_run_as_errors(flavour: str, otel: Any) 
     assert root.status.description == "rate limited (429)" and attrs(root)["error.type"] == "model_error"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_stream_function_that_raises_is_a_stream_failure(flavour: str, otel: Any) -> None:
+def test_stream_function_that_raises_is_a_stream_failure(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
 
     def broken(model: Any, context: Any, options: Any) -> Any:
         raise ConnectionError("connection reset")
 
-    run(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), broken, journal=TracingObserver(provider))
+    flavour.run("hi", AgentContext(), AgentLoopConfig(model=MODEL), broken, journal=TracingObserver(provider))
     chat = one(exporter.get_finished_spans(), "chat gpt-test")
     assert chat.status.status_code is StatusCode.ERROR
     assert chat.status.description == "connection reset"
     assert attrs(chat)["error.type"] == "stream_failed"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_abort_while_streaming_ends_every_span_with_an_error(flavour: str, otel: Any) -> None:
+def test_abort_while_streaming_ends_every_span_with_an_error(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
     signal = AbortSignal()
 
@@ -281,9 +253,9 @@ def test_abort_while_streaming_ends_every_span_with_an_error(flavour: str, otel:
         if event.type == "message_update":
             signal.abort()
 
-    run(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL),
-        ScriptedModel(["a long reply " * 20], chunk_size=4), journal=TracingObserver(provider),
-        signal=signal, on_event=on_event)
+    flavour.run("hi", AgentContext(), AgentLoopConfig(model=MODEL),
+                ScriptedModel(["a long reply " * 20], chunk_size=4), journal=TracingObserver(provider),
+                signal=signal, on_event=on_event)
     spans = exporter.get_finished_spans()
     assert outline(spans) == ["invoke_agent !", "  turn 1 !", "    chat gpt-test !"]
     for span in spans:
@@ -292,8 +264,7 @@ def test_abort_while_streaming_ends_every_span_with_an_error(flavour: str, otel:
     assert [e.name for e in one(spans, "invoke_agent").events] == ["agentcore.abort_requested"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_abort_from_a_tool_ends_the_run_span_as_aborted(flavour: str, otel: Any) -> None:
+def test_abort_from_a_tool_ends_the_run_span_as_aborted(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
     signal = AbortSignal()
 
@@ -303,9 +274,9 @@ def test_abort_from_a_tool_ends_the_run_span_as_aborted(flavour: str, otel: Any)
         signal.abort()
         return "stopping"
 
-    run(flavour, "go", AgentContext("", [], [stop]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("stop", {"reason": "enough"})]), "never"]),
-        journal=TracingObserver(provider), signal=signal)
+    flavour.run("go", AgentContext("", [], [stop]), AgentLoopConfig(model=MODEL),
+                ScriptedModel([Reply(tool_calls=[("stop", {"reason": "enough"})]), "never"]),
+                journal=TracingObserver(provider), signal=signal)
     spans = exporter.get_finished_spans()
     assert outline(spans) == ["invoke_agent !", "  turn 1", "    chat gpt-test", "    execute_tool stop [call_1]"]
     root = one(spans, "invoke_agent")
@@ -313,12 +284,11 @@ def test_abort_from_a_tool_ends_the_run_span_as_aborted(flavour: str, otel: Any)
     assert root.status.description == "Operation aborted"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_tool_that_raises_gives_an_error_span_with_the_exception(flavour: str, otel: Any) -> None:
+def test_tool_that_raises_gives_an_error_span_with_the_exception(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "go", AgentContext("", [], [explode, add]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("explode", {"reason": "why"}), ("add", {"a": 1, "b": 1})]), "ok"]),
-        journal=TracingObserver(provider))
+    flavour.run("go", AgentContext("", [], [explode, add]), AgentLoopConfig(model=MODEL),
+                ScriptedModel([Reply(tool_calls=[("explode", {"reason": "why"}), ("add", {"a": 1, "b": 1})]), "ok"]),
+                journal=TracingObserver(provider))
     spans = exporter.get_finished_spans()
     assert outline(spans) == [
         "invoke_agent",
@@ -340,25 +310,23 @@ def test_tool_that_raises_gives_an_error_span_with_the_exception(flavour: str, o
     assert one(spans, "invoke_agent").status.status_code is StatusCode.UNSET
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_error_result_from_after_tool_call_marks_the_tool_span(flavour: str, otel: Any) -> None:
+def test_error_result_from_after_tool_call_marks_the_tool_span(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
     config = AgentLoopConfig(model=MODEL, after_tool_call=lambda ctx, signal: AfterToolCallResult(
         content=(TextContent("over budget"),), is_error=True))
-    run(flavour, "go", AgentContext("", [], [add]), config,
-        ScriptedModel([Reply(tool_calls=[("add", {"a": 1, "b": 1})]), "ok"]), journal=TracingObserver(provider))
+    flavour.run("go", AgentContext("", [], [add]), config,
+                ScriptedModel([Reply(tool_calls=[("add", {"a": 1, "b": 1})]), "ok"]), journal=TracingObserver(provider))
     span = one(exporter.get_finished_spans(), "execute_tool add")
     assert span.status.status_code is StatusCode.ERROR
     assert attrs(span)["error.type"] == "tool_error"
     assert span.status.description == "the tool returned an error result"  # content is not captured
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_calls_that_never_execute_get_no_tool_span_but_an_event(flavour: str, otel: Any) -> None:
+def test_calls_that_never_execute_get_no_tool_span_but_an_event(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("nope", {}), ("add", {"a": "x"})]), "ok"]),
-        journal=TracingObserver(provider))
+    flavour.run("go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL),
+                ScriptedModel([Reply(tool_calls=[("nope", {}), ("add", {"a": "x"})]), "ok"]),
+                journal=TracingObserver(provider))
     spans = exporter.get_finished_spans()
     assert not [s for s in spans if s.name.startswith("execute_tool")]
     turn = one(spans, "turn 1")
@@ -368,15 +336,14 @@ def test_calls_that_never_execute_get_no_tool_span_but_an_event(flavour: str, ot
     ]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_failing_loop_hook_ends_the_run_span_with_an_error(flavour: str, otel: Any) -> None:
+def test_failing_loop_hook_ends_the_run_span_with_an_error(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
 
     def transform(messages: Any, signal: Any) -> Any:
         raise ValueError("bad context")
 
-    run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL, transform_context=transform),
-        ScriptedModel(["never"]), journal=TracingObserver(provider))
+    flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL, transform_context=transform),
+                ScriptedModel(["never"]), journal=TracingObserver(provider))
     spans = exporter.get_finished_spans()
     assert outline(spans) == ["invoke_agent !", "  turn 1 !"]
     root = one(spans, "invoke_agent")
@@ -388,9 +355,9 @@ def test_secrets_never_reach_the_spans(otel: Any) -> None:
     provider, exporter = otel
     key = "sk-live-abcdefghijklmnopqrstuvwxyz0123"
     config = AgentLoopConfig(model=MODEL, api_key=key, headers={"X-Api-Token": "tok-1234567890abcdef"})
-    run("sync", "hi", AgentContext(), config,
-        ScriptedModel([error(f"401: invalid key {key} / tok-1234567890abcdef")]),
-        journal=TracingObserver(provider, config=config, capture_content=True))
+    SYNC.run("hi", AgentContext(), config,
+             ScriptedModel([error(f"401: invalid key {key} / tok-1234567890abcdef")]),
+             journal=TracingObserver(provider, config=config, capture_content=True))
     dump = json.dumps([[s.name, attrs(s), s.status.description] for s in exporter.get_finished_spans()], default=str)
     assert key not in dump and "tok-1234567890abcdef" not in dump
     assert "[REDACTED]" in dump
@@ -399,11 +366,10 @@ def test_secrets_never_reach_the_spans(otel: Any) -> None:
 # --------------------------------------------------------------------------- content capture
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_content_is_not_captured_by_default(flavour: str, otel: Any) -> None:
+def test_content_is_not_captured_by_default(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "secret prompt", AgentContext("secret system", [], [add]), AgentLoopConfig(model=MODEL),
-        ScriptedModel(two_adds()), journal=TracingObserver(provider))
+    flavour.run("secret prompt", AgentContext("secret system", [], [add]), AgentLoopConfig(model=MODEL),
+                ScriptedModel(two_adds()), journal=TracingObserver(provider))
     spans = exporter.get_finished_spans()
     assert len(spans) == 7
     dump = json.dumps([attrs(s) for s in spans], default=str)
@@ -412,11 +378,10 @@ def test_content_is_not_captured_by_default(flavour: str, otel: Any) -> None:
     assert "secret" not in dump and "3 and 7" not in dump
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_content_capture_records_messages_as_the_conventions_say(flavour: str, otel: Any) -> None:
+def test_content_capture_records_messages_as_the_conventions_say(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "1+2 and 3+4?", AgentContext("You add.", [], [add]), AgentLoopConfig(model=MODEL),
-        ScriptedModel(two_adds()), journal=TracingObserver(provider, capture_content=True))
+    flavour.run("1+2 and 3+4?", AgentContext("You add.", [], [add]), AgentLoopConfig(model=MODEL),
+                ScriptedModel(two_adds()), journal=TracingObserver(provider, capture_content=True))
     spans = exporter.get_finished_spans()
     first_chat, second_chat = sorted(named(spans, "chat gpt-test"), key=lambda s: s.start_time or 0)
     a1 = attrs(first_chat)
@@ -446,10 +411,9 @@ def test_content_capture_records_messages_as_the_conventions_say(flavour: str, o
 # --------------------------------------------------------------------------- no observer, no spans
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_nothing_is_recorded_without_the_observer(flavour: str, otel: Any) -> None:
+def test_nothing_is_recorded_without_the_observer(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL), ScriptedModel(two_adds()))
+    flavour.run("go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL), ScriptedModel(two_adds()))
     assert exporter.get_finished_spans() == ()
 
 
@@ -463,8 +427,8 @@ def test_import_interpreters_does_not_import_opentelemetry() -> None:
 def test_without_an_sdk_the_observer_is_harmless() -> None:
     # The API's default provider is a no-op: spans are non-recording, the run is unchanged.
     tracer = TracingObserver(trace.NoOpTracerProvider(), capture_content=True)
-    messages = run("sync", "go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL),
-                   ScriptedModel(two_adds()), journal=tracer)
+    _, messages = SYNC.run("go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL),
+                           ScriptedModel(two_adds()), journal=tracer)
     assert messages[-1].text == "3 and 7"
 
 
@@ -507,18 +471,17 @@ def assert_inner_spans_nest(spans: Any, tool_name: str, ns: list[int]) -> None:
         assert inner.context.trace_id == outer.context.trace_id
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("calls", [1, 3], ids=["inline", "parallel"])
-def test_a_sync_tools_own_spans_nest_under_execute_tool(flavour: str, calls: int, otel: Any) -> None:
+def test_a_sync_tools_own_spans_nest_under_execute_tool(flavour: Flavour, calls: int, otel: Any) -> None:
     provider, exporter = otel
     threads: set[str] = set()
     work = inner_span_tool(provider, "work", threads)
     ns = list(range(calls))
-    run(flavour, "go", AgentContext("", [], [work]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("work", {"n": n}) for n in ns]), "ok"]),
-        journal=TracingObserver(provider))
+    flavour.run("go", AgentContext("", [], [work]), AgentLoopConfig(model=MODEL),
+                ScriptedModel([Reply(tool_calls=[("work", {"n": n}) for n in ns]), "ok"]),
+                journal=TracingObserver(provider))
     assert_inner_spans_nest(exporter.get_finished_spans(), "work", ns)
-    if flavour == "sync" and calls == 1:
+    if flavour.name == "sync" and calls == 1:
         assert threads == {threading.current_thread().name}  # ran inline, in the caller's thread
     else:
         assert threading.current_thread().name not in threads  # worker threads
@@ -529,32 +492,31 @@ def test_an_async_tools_own_spans_nest_under_execute_tool(calls: int, otel: Any)
     provider, exporter = otel
     work = async_inner_span_tool(provider, "awork")
     ns = list(range(calls))
-    run("asyncio", "go", AgentContext("", [], [work]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("awork", {"n": n}) for n in ns]), "ok"]),
-        journal=TracingObserver(provider))
+    ASYNCIO.run("go", AgentContext("", [], [work]), AgentLoopConfig(model=MODEL),
+                ScriptedModel([Reply(tool_calls=[("awork", {"n": n}) for n in ns]), "ok"]),
+                journal=TracingObserver(provider))
     assert_inner_spans_nest(exporter.get_finished_spans(), "awork", ns)
 
 
 def test_tool_scope_leaves_the_callers_context_unchanged(otel: Any) -> None:
     provider, exporter = otel
     before = trace.get_current_span()
-    run("sync", "go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("add", {"a": 1, "b": 2})]), "3"]), journal=TracingObserver(provider))
+    SYNC.run("go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL),
+             ScriptedModel([Reply(tool_calls=[("add", {"a": 1, "b": 2})]), "3"]), journal=TracingObserver(provider))
     assert trace.get_current_span() is before
 
 
 # --------------------------------------------------------------------------- with the recorder, reuse
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_recorder_and_tracer_observe_the_same_run(flavour: str, otel: Any, tmp_path: Path) -> None:
+def test_recorder_and_tracer_observe_the_same_run(flavour: Flavour, otel: Any, tmp_path: Path) -> None:
     provider, exporter = otel
     context = AgentContext("You add.", [], [add])
     config = AgentLoopConfig(model=MODEL)
     path = tmp_path / "run.jsonl"
     recorder = TranscriptRecorder(path, context, config)
     tracer = TracingObserver(provider, config=config)
-    run(flavour, "1+2 and 3+4?", context, config, ScriptedModel(two_adds()), journal=[recorder, tracer])
+    flavour.run("1+2 and 3+4?", context, config, ScriptedModel(two_adds()), journal=[recorder, tracer])
     recorder.close()
     transcript = read_transcript(path)
     assert transcript.steps > 0
@@ -566,7 +528,7 @@ def test_one_observer_serves_consecutive_runs(otel: Any) -> None:
     provider, exporter = otel
     tracer = TracingObserver(provider)
     for _ in range(2):
-        run("sync", "hi", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel(["hello"]), journal=tracer)
+        SYNC.run("hi", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel(["hello"]), journal=tracer)
     spans = exporter.get_finished_spans()
     roots = named(spans, "invoke_agent")
     assert len(roots) == 2 and roots[0].context.trace_id != roots[1].context.trace_id
@@ -603,16 +565,15 @@ def test_tool_results_with_is_error_but_no_exception(otel: Any) -> None:
         return AgentToolResult((TextContent("no"),))
 
     config = AgentLoopConfig(model=MODEL, after_tool_call=lambda ctx, signal: AfterToolCallResult(is_error=True))
-    run("sync", "go", AgentContext("", [], [refuse]), config,
-        ScriptedModel([Reply(tool_calls=[("refuse", {"x": 1})]), "ok"]),
-        journal=TracingObserver(provider, capture_content=True))
+    SYNC.run("go", AgentContext("", [], [refuse]), config,
+             ScriptedModel([Reply(tool_calls=[("refuse", {"x": 1})]), "ok"]),
+             journal=TracingObserver(provider, capture_content=True))
     span = one(exporter.get_finished_spans(), "execute_tool refuse")
     assert span.status.description == "no"  # with content capture the result text is the description
     assert attrs(span)["gen_ai.tool.call.result"] == "no"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_a_sampled_out_run_records_nothing_and_takes_its_tools_spans_along(flavour: str) -> None:
+def test_a_sampled_out_run_records_nothing_and_takes_its_tools_spans_along(flavour: Flavour) -> None:
     from opentelemetry.sdk.trace.sampling import Decision, ParentBased, Sampler, SamplingResult
 
     class DropAgentRuns(Sampler):
@@ -633,18 +594,17 @@ def test_a_sampled_out_run_records_nothing_and_takes_its_tools_spans_along(flavo
     assert [s.name for s in exporter.get_finished_spans()] == ["probe"]  # other roots are sampled
     exporter.clear()
     work = inner_span_tool(provider, "work", set())
-    run(flavour, "go", AgentContext("", [], [work]), AgentLoopConfig(model=MODEL),
-        ScriptedModel([Reply(tool_calls=[("work", {"n": 1}), ("work", {"n": 2})]), "ok"]),
-        journal=TracingObserver(provider, capture_content=True))
+    flavour.run("go", AgentContext("", [], [work]), AgentLoopConfig(model=MODEL),
+                ScriptedModel([Reply(tool_calls=[("work", {"n": 1}), ("work", {"n": 2})]), "ok"]),
+                journal=TracingObserver(provider, capture_content=True))
     # The tool's own spans had the unsampled run as parent, so ParentBased dropped them too.
     assert exporter.get_finished_spans() == ()
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_without_turn_spans_calls_hang_under_the_run(flavour: str, otel: Any) -> None:
+def test_without_turn_spans_calls_hang_under_the_run(flavour: Flavour, otel: Any) -> None:
     provider, exporter = otel
-    run(flavour, "go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL), ScriptedModel(two_adds()),
-        journal=TracingObserver(provider, turn_spans=False, agent_name="calc"))
+    flavour.run("go", AgentContext("", [], [add]), AgentLoopConfig(model=MODEL), ScriptedModel(two_adds()),
+                journal=TracingObserver(provider, turn_spans=False, agent_name="calc"))
     spans = exporter.get_finished_spans()
     assert outline(spans) == [
         "invoke_agent calc",

@@ -11,7 +11,8 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Model
 from agentcore.effects import CallLlm
 from agentcore.state import Finished, Idle, RunningTools
-from interpreters import ScriptedModel, agent_loop, tool
+from flavours import ASYNCIO, SYNC, Flavour
+from interpreters import ScriptedModel, tool
 from interpreters.replay import (
     ReplayDivergence,
     ReplayOptions,
@@ -23,7 +24,7 @@ from interpreters.replay import (
     state_at,
 )
 from interpreters.scripted import Reply, ScriptedCall, tool_call
-from interpreters.transcript import TranscriptRecorder, read_transcript
+from interpreters.transcript import read_transcript
 
 
 def make_tool(suffix: str = "") -> Any:
@@ -40,13 +41,13 @@ REPLIES = [tool_call("add", {"a": 1, "b": 2}),
            "The sums are 3, 7 and 11."]
 
 
-def record(path: Path, replies: list[Any] = REPLIES, **cfg: Any) -> tuple[list[Any], list[Any], Any]:
+def record_sums(path: Path, replies: list[Any] = REPLIES, **cfg: Any) -> tuple[list[Any], list[Any], Any]:
+    """The sums run recorded: ``(events, messages, the scripted model)``."""
     ctx = AgentContext("Be exact.", [], [make_tool()])
     config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential", **cfg)
     model = ScriptedModel(replies)
-    stream = agent_loop("Sums?", ctx, config, stream_fn=model, journal=TranscriptRecorder(path, ctx, config))
-    events = list(stream)
-    return events, stream.result(), model
+    events, messages = SYNC.record(path, "Sums?", ctx, config, model)
+    return events, messages, model
 
 
 def edit(path: Path, line: int, change: Any) -> None:
@@ -70,7 +71,7 @@ def step_of(path: Path, predicate: Any) -> int:
 
 def test_strict_replay_reproduces_events_messages_and_state(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    events, messages, _ = record(path)
+    events, messages, _ = record_sums(path)
     result = replay(path)
     assert result.events == events and result.messages == messages
     assert result.finished and result.steps == read_transcript(path).steps
@@ -79,7 +80,7 @@ def test_strict_replay_reproduces_events_messages_and_state(tmp_path: Path) -> N
 
 def test_llm_only_replay_runs_tools_live_without_the_model(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    events, messages, _ = record(path)
+    events, messages, _ = record_sums(path)
     calls: list[Any] = []
 
     @tool
@@ -95,7 +96,7 @@ def test_llm_only_replay_runs_tools_live_without_the_model(tmp_path: Path) -> No
 
 def test_llm_only_divergence_names_step_turn_and_diff(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    record(path)
+    record_sums(path)
     expected_step = step_of(path, lambda e: e.input.type == "tool_finished")
     with pytest.raises(ReplayDivergence) as info:
         replay_llm(path, AgentLoopConfig(model=Model(id="m"), tool_execution="sequential"), [make_tool("!")])
@@ -109,7 +110,7 @@ def test_llm_only_divergence_names_step_turn_and_diff(tmp_path: Path) -> None:
 
 def test_tool_calls_only_ignores_changed_results(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    _, messages, _ = record(path)
+    _, messages, _ = record_sums(path)
     config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
     result = replay_llm(path, config, [make_tool("!")], options=ReplayOptions(tool_calls_only=True))
     assert result.messages[2].content[0].text == "3!"
@@ -125,9 +126,7 @@ def test_call_llm_diff_names_the_message_index(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     ctx = AgentContext("Be exact.", [], [make_tool()])
     config = AgentLoopConfig(model=Model(id="m"), transform_context=lambda messages, signal: messages)
-    stream = agent_loop("Sums?", ctx, config, stream_fn=ScriptedModel(REPLIES),
-                        journal=TranscriptRecorder(path, ctx, config))
-    stream.result()
+    SYNC.record(path, "Sums?", ctx, config, ScriptedModel(REPLIES))
     from agentcore import replace
 
     def transform(messages: Any, signal: Any) -> Any:
@@ -148,7 +147,7 @@ def test_call_llm_diff_names_the_message_index(tmp_path: Path) -> None:
 
 def test_ignore_system_prompt_and_timestamps(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    record(path)
+    record_sums(path)
     edit(path, 1, lambda h: (h["initial_state"].get("run") or h["initial_state"]).update(system_prompt="Be vague."))
     with pytest.raises(ReplayDivergence) as info:
         replay(path)
@@ -157,7 +156,7 @@ def test_ignore_system_prompt_and_timestamps(tmp_path: Path) -> None:
     replay(path, options=ReplayOptions(ignore_system_prompt=True))
 
     path2 = tmp_path / "r2.jsonl"
-    record(path2)
+    record_sums(path2)
     finished = entry_of(path2, lambda e: e.input.type == "tool_finished")
     edit(path2, finished.line, lambda o: o["input"].update(at=o["input"]["at"] + 5))
     with pytest.raises(ReplayDivergence) as info:
@@ -168,7 +167,7 @@ def test_ignore_system_prompt_and_timestamps(tmp_path: Path) -> None:
 
 def test_out_of_recording_and_left_over(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    record(path)
+    record_sums(path)
     t = read_transcript(path)
     short = fork(t, 10, tmp_path / "short.jsonl")
     config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
@@ -187,7 +186,7 @@ def test_out_of_recording_and_left_over(tmp_path: Path) -> None:
 
 def test_rejected_input_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    record(path)
+    record_sums(path)
     entry = entry_of(path, lambda e: e.input.type == "tool_finished")
     n = entry.step
     edit(path, entry.line, lambda o: o["input"].update(id=99))
@@ -199,7 +198,7 @@ def test_rejected_input_is_reported(tmp_path: Path) -> None:
 
 def test_state_at_and_llm_request_at(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    _, _, model = record(path)
+    _, _, model = record_sums(path)
     t = read_transcript(path)
     assert isinstance(state_at(t, 0).phase, Idle) and state_at(t, 0) == t.initial_state
     assert state_at(t, t.steps) == replay(t).state
@@ -219,7 +218,7 @@ def test_state_at_and_llm_request_at(tmp_path: Path) -> None:
 
 def test_fork_then_resume_finishes_like_the_original(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    _, messages, _ = record(path, [tool_call("add", {"a": 1, "b": 2}), "The sum is 3."])
+    _, messages, _ = record_sums(path, [tool_call("add", {"a": 1, "b": 2}), "The sum is 3."])
     t = read_transcript(path)
     forked = read_transcript(fork(t, 9, tmp_path / "fork.jsonl"))
     assert forked.steps == 9 and [e.text for e in forked] == [e.text for e in t.entries[:9]]
@@ -247,9 +246,8 @@ def test_llm_only_replay_is_not_fooled_by_parallel_tools_finishing_in_another_or
     calls = Reply(tool_calls=[ScriptedCall("add", {"a": 3, "b": 4}), ScriptedCall("add", {"a": 5, "b": 6})])
     ctx = AgentContext("", [], [timed_add({3: 0.0, 5: 0.05})])       # recorded: a=3 ends first
     config = AgentLoopConfig(model=Model(id="m"))
-    stream = agent_loop("Sums?", ctx, config, stream_fn=ScriptedModel([calls, "7 and 11"]),
-                        journal=TranscriptRecorder(t, ctx, config))
-    recorded_ends = [e.tool_call_id for e in stream if e.type == "tool_execution_end"]
+    events, _ = SYNC.record(t, "Sums?", ctx, config, ScriptedModel([calls, "7 and 11"]))
+    recorded_ends = [e.tool_call_id for e in events if e.type == "tool_execution_end"]
     assert recorded_ends == ["call_1", "call_2"]
     # Live, the other call finishes first: the replay still matches, with the recorded order.
     result = replay_llm(t, config, [timed_add({3: 0.05, 5: 0.0})])
@@ -264,10 +262,8 @@ def test_llm_only_replay_is_not_fooled_by_parallel_tools_finishing_in_another_or
 def test_llm_only_replay_on_asyncio_with_async_tools(tmp_path: Path) -> None:
     import asyncio
 
-    from interpreters.replay import areplay_llm
-
     t = tmp_path / "async.jsonl"
-    events, messages, _ = record(t)
+    events, messages, _ = record_sums(t)
 
     @tool(name="add")
     async def add(a: int, b: int) -> str:
@@ -276,11 +272,11 @@ def test_llm_only_replay_on_asyncio_with_async_tools(tmp_path: Path) -> None:
         return f"{a + b}"
 
     config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
-    result = asyncio.run(areplay_llm(t, config, [add]))
+    result = ASYNCIO.call(ASYNCIO.replay_llm, t, config, [add])
     assert result.messages == messages
     assert [e.type for e in result.events] == [e.type for e in events]
     with pytest.raises(ReplayDivergence):
-        asyncio.run(areplay_llm(t, config, [make_tool("?")]))
+        ASYNCIO.call(ASYNCIO.replay_llm, t, config, [make_tool("?")])
 
 
 def waiter(log: list[str]) -> Any:
@@ -295,14 +291,11 @@ def waiter(log: list[str]) -> Any:
     return wait
 
 
-@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
 def test_llm_only_replay_aborts_where_the_recording_was_aborted_outside_a_stream(
-        tmp_path: Path, flavour: str) -> None:
-    import asyncio
+        tmp_path: Path, flavour: Flavour) -> None:
     import threading
 
     from interpreters import AbortSignal
-    from interpreters.replay import areplay_llm
 
     path = tmp_path / "aborted.jsonl"
     log: list[str] = []
@@ -310,25 +303,20 @@ def test_llm_only_replay_aborts_where_the_recording_was_aborted_outside_a_stream
     config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
     signal = AbortSignal()
     calls = [ScriptedCall("wait", {"label": "a"}), ScriptedCall("wait", {"label": "b"})]
-    stream = agent_loop("Go.", ctx, config, signal=signal, stream_fn=ScriptedModel([Reply(tool_calls=calls), "never"]),
-                        journal=TranscriptRecorder(path, ctx, config))
-    events = []
-    for event in stream:
-        events.append(event)
+
+    def on_event(event: Any) -> None:
         if event.type == "tool_execution_start":
             threading.Timer(0.05, signal.abort).start()  # the user presses Ctrl-C while "a" waits
-    messages = stream.result()
+
+    events, messages = SYNC.record(path, "Go.", ctx, config, ScriptedModel([Reply(tool_calls=calls), "never"]), signal,
+                                   on_event)
     assert log == ["start a"]
     recorded = [e.input_json.get("event", e.input_json)["type"] for e in read_transcript(path)]
     assert recorded.index("abort_requested") > recorded.index("done")  # while a tool ran, not in a stream
 
     # The live tool is aborted at the same step: same events and messages, the same tool log.
     log.clear()
-    tools = [waiter(log)]
-    if flavour == "sync":
-        result = replay_llm(path, config, tools)
-    else:
-        result = asyncio.run(areplay_llm(path, config, tools))
+    result = flavour.call(flavour.replay_llm, path, config, [waiter(log)])
     assert result.messages == messages and [e.type for e in result.events] == [e.type for e in events]
     assert log == ["start a"] and result.finished
 
@@ -354,28 +342,25 @@ def stop_tools(user_signal: Any) -> list[Any]:
     return [a, b]
 
 
-@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
-def test_llm_only_replay_feeds_the_answers_after_an_abort_in_the_recorded_order(tmp_path: Path, flavour: str) -> None:
-    import asyncio
+def test_llm_only_replay_feeds_the_answers_after_an_abort_in_the_recorded_order(tmp_path: Path,
+                                                                                 flavour: Flavour) -> None:
     import time
 
     from interpreters import AbortSignal
-    from interpreters.replay import areplay_llm
 
     path = tmp_path / "r.jsonl"
     signal = AbortSignal()
     ctx = AgentContext("", [], stop_tools(signal))
     config = AgentLoopConfig(model=Model(id="m"))
     replies = [Reply(tool_calls=[ScriptedCall("a", {}), ScriptedCall("b", {})]), "never"]
-    messages = agent_loop("go", ctx, config, signal=signal, stream_fn=ScriptedModel(replies),
-                          journal=TranscriptRecorder(path, ctx, config)).result()
+    _, messages = SYNC.record(path, "go", ctx, config, ScriptedModel(replies), signal)
     recorded = [(e.input.type, getattr(e.input, "id", None)) for e in read_transcript(path)][-3:]
     assert recorded == [("abort_requested", None), ("tool_finished", 2), ("tool_failed", 3)]
     # Replayed, the abort comes as soon as the tools run: b now fails before a finishes, and is
     # held back until a's answer, as recorded. (The live tools' own stop signal goes nowhere.)
     t0 = time.monotonic()
     tools = stop_tools(AbortSignal())
-    result = replay_llm(path, config, tools) if flavour == "sync" else asyncio.run(areplay_llm(path, config, tools))
+    result = flavour.call(flavour.replay_llm, path, config, tools)
     assert result.messages == messages and time.monotonic() - t0 < 2
 
 
@@ -410,20 +395,14 @@ def test_llm_only_replay_stops_a_tool_the_recorded_abort_stopped_before_it_start
     replies = [Reply(tool_calls=[ScriptedCall("a", {}), ScriptedCall("b", {})]), "never"]
     with monkeypatch.context() as patch:
         patch.setattr(sync, "_tool_threads", StartAtOnce())
-        messages = agent_loop("go", ctx, config, signal=user_signal, stream_fn=ScriptedModel(replies),
-                              journal=TranscriptRecorder(path, ctx, config)).result()
+        _, messages = SYNC.record(path, "go", ctx, config, ScriptedModel(replies), user_signal)
     assert log == ["a"] and [m.text for m in messages[2:4]] == ["a done", "Operation aborted"]
     log.clear()
     result = replay_llm(path, config, [a, b])  # the real thread pool now
     assert result.messages == messages and log == ["a"]
 
 
-@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
-def test_llm_only_replay_scrubs_what_live_tools_print_as_the_recorder_did(tmp_path: Path, flavour: str) -> None:
-    import asyncio
-
-    from interpreters.replay import areplay_llm
-
+def test_llm_only_replay_scrubs_what_live_tools_print_as_the_recorder_did(tmp_path: Path, flavour: Flavour) -> None:
     key = "my-api-key-1234"
 
     def fetcher(suffix: str = "") -> Any:
@@ -437,14 +416,11 @@ def test_llm_only_replay_scrubs_what_live_tools_print_as_the_recorder_did(tmp_pa
     path = tmp_path / "r.jsonl"
     ctx = AgentContext("", [], [fetcher()])
     config = AgentLoopConfig(model=Model(id="m"), api_key=key)
-    messages = agent_loop("go", ctx, config, stream_fn=ScriptedModel([tool_call("fetch", {"url": "u"}), "sorry"]),
-                          journal=TranscriptRecorder(path, ctx, config)).result()
+    _, messages = SYNC.record(path, "go", ctx, config, ScriptedModel([tool_call("fetch", {"url": "u"}), "sorry"]))
     assert key not in path.read_text()
 
     def again(tools: list[Any]) -> Any:
-        if flavour == "sync":
-            return replay_llm(path, config, tools)
-        return asyncio.run(areplay_llm(path, config, tools))
+        return flavour.call(flavour.replay_llm, path, config, tools)
 
     result = again([fetcher()])
     assert result.messages == messages  # the live run's own messages: the real text
@@ -465,8 +441,7 @@ def test_resume_warns_when_it_goes_on_with_redacted_text(tmp_path: Path) -> None
     path = tmp_path / "r.jsonl"
     ctx = AgentContext("", [], [login])
     config = AgentLoopConfig(model=Model(id="m"))
-    agent_loop("go", ctx, config, stream_fn=ScriptedModel([tool_call("login", {"token": token}), "in"]),
-               journal=TranscriptRecorder(path, ctx, config)).result()
+    SYNC.record(path, "go", ctx, config, ScriptedModel([tool_call("login", {"token": token}), "in"]))
     running = next(e.step for e in read_transcript(path) if any(x["type"] == "execute_tool" for x in e.effects_json))
     cut = fork(path, running, tmp_path / "cut.jsonl")
     with pytest.warns(RuntimeWarning, match=r"holds text the recorder redacted \(execute_tool\): it is sent as "
@@ -478,7 +453,7 @@ def test_a_recorded_input_damaged_inside_is_named_by_its_line(tmp_path: Path) ->
     from interpreters.transcript import TranscriptError
 
     path = tmp_path / "r.jsonl"
-    record(path)
+    record_sums(path)
     done = entry_of(path, lambda e: e.input_json.get("event", {}).get("type") == "done")
     edit(path, done.line, lambda o: o["input"]["event"]["message"].pop("type"))  # a plain mapping now
     with pytest.raises(TranscriptError) as info:

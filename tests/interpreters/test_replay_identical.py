@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flavours import run
+from flavours import SYNC, Flavour
 
 from agentcore import (
     AgentContext,
@@ -24,7 +24,7 @@ from agentcore import (
 from agentcore.stream import StartEvent, TextDeltaEvent, TextStartEvent
 from interpreters import AbortSignal
 from interpreters.replay import replay
-from interpreters.transcript import TranscriptRecorder, read_transcript
+from interpreters.transcript import read_transcript
 
 MODEL = Model(id="m", api="test", provider="test")
 
@@ -56,12 +56,11 @@ def header_changing_stream(end: str, signal_holder: list[AbortSignal]) -> Any:
 
 
 @pytest.mark.parametrize("end", ["abort", "raise", "protocol", "done"])
-def test_a_run_cut_after_the_header_changed_replays_identically(flavour: str, tmp_path: Path, end: str) -> None:
+def test_a_run_cut_after_the_header_changed_replays_identically(flavour: Flavour, tmp_path: Path, end: str) -> None:
     path = tmp_path / "run.jsonl"
     signal = AbortSignal()
     ctx, cfg = AgentContext(), AgentLoopConfig(model=MODEL)
-    _, messages = run(flavour, "go", ctx, cfg, header_changing_stream(end, [signal]), signal,
-                      journal=TranscriptRecorder(path, ctx, cfg))
+    _, messages = flavour.record(path, "go", ctx, cfg, header_changing_stream(end, [signal]), signal)
     last = messages[-1]
     assert last.text == "Hello world"
     assert last.response_id == "resp-42" and last.usage.output == 3
@@ -97,13 +96,12 @@ def pi_style_stream(end: str, signal_holder: list[AbortSignal]) -> Any:
     ("raise", "error", "the model server went away"),
     ("no done", "error", "The stream ended without a done or error event"),
 ])
-def test_pi_style_partials_record_a_transcript_that_replays(flavour: str, tmp_path: Path, end: str,
+def test_pi_style_partials_record_a_transcript_that_replays(flavour: Flavour, tmp_path: Path, end: str,
                                                            stop_reason: str, error: str | None) -> None:
     path = tmp_path / "run.jsonl"
     signal = AbortSignal()
     ctx, cfg = AgentContext(), AgentLoopConfig(model=MODEL)
-    events, messages = run(flavour, "go", ctx, cfg, pi_style_stream(end, [signal]), signal,
-                           journal=TranscriptRecorder(path, ctx, cfg))
+    events, messages = flavour.record(path, "go", ctx, cfg, pi_style_stream(end, [signal]), signal)
     last = messages[-1]
     assert (last.text, last.stop_reason, last.error_message) == ("Hi there", stop_reason, error)
     assert events[-1].type == "agent_end"
@@ -112,7 +110,7 @@ def test_pi_style_partials_record_a_transcript_that_replays(flavour: str, tmp_pa
     assert result.finished and result.messages == messages
 
 
-def test_a_stream_out_of_order_records_a_transcript_that_replays(flavour: str, tmp_path: Path) -> None:
+def test_a_stream_out_of_order_records_a_transcript_that_replays(flavour: Flavour, tmp_path: Path) -> None:
     def stream_fn(model: Any, context: Any, options: Any) -> Any:
         p = PartialAssistantMessage.begin(model="m")
         e: Any = p.text_start()
@@ -120,7 +118,7 @@ def test_a_stream_out_of_order_records_a_transcript_that_replays(flavour: str, t
 
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=MODEL)
-    _, messages = run(flavour, "go", ctx, cfg, stream_fn, journal=TranscriptRecorder(path, ctx, cfg))
+    _, messages = flavour.record(path, "go", ctx, cfg, stream_fn)
     assert messages[-1].error_message == (
         "Stream protocol error: text_delta arrived before the stream's start event (expected start "
         "first, then content block events, then done or error)")
@@ -134,8 +132,7 @@ def test_a_changed_response_id_is_named_in_the_headline(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     signal = AbortSignal()
     ctx, cfg = AgentContext(), AgentLoopConfig(model=MODEL)
-    run("sync", "go", ctx, cfg, header_changing_stream("abort", [signal]), signal,
-        journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, "go", ctx, cfg, header_changing_stream("abort", [signal]), signal)
     text = path.read_text()
     assert text.count('"response_id":"resp-42"') >= 2  # the recorded header, then the messages
     lines = text.splitlines()
@@ -149,7 +146,7 @@ def test_a_changed_response_id_is_named_in_the_headline(tmp_path: Path) -> None:
                              "now 'resp-43'"), headline
 
 
-def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: str, tmp_path: Path) -> None:
+def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: Flavour, tmp_path: Path) -> None:
     import datetime
     import decimal
     import enum
@@ -176,8 +173,7 @@ def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: 
 
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext("", [], [report]), AgentLoopConfig(model=MODEL)
-    _, messages = run(flavour, "go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("report", {}),)), "ok"]),
-                      journal=TranscriptRecorder(path, ctx, cfg))
+    _, messages = flavour.record(path, "go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("report", {}),)), "ok"]))
     assert messages[-1].text == "ok" and messages[2].details["thing"] is details["thing"]  # the run keeps them
     assert ('{"when":"2026-12-01T20:05:00+00:00","amount":"1.10","tags":["a","b"],"raw":"AAE=",'
             '"colour":"red","thing":"Opaque(42)"}') in path.read_text()

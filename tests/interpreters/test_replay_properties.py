@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from pathlib import Path
@@ -12,10 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
-from interpreters import AbortSignal, ScriptedModel, agent_loop, tool
-from interpreters.replay import ReplayDivergence, areplay_llm, replay, replay_llm
+from clocks import TickingClock
+from flavours import FLAVOURS, SYNC, Flavour
+from interpreters import AbortSignal, ScriptedModel, tool
+from interpreters.replay import ReplayDivergence, replay
 from interpreters.scripted import Reply, ScriptedCall, error
-from interpreters.transcript import TranscriptRecorder, read_transcript
+from interpreters.transcript import read_transcript
 
 
 @tool
@@ -57,10 +58,10 @@ def follow_ups(sc: dict[str, Any]) -> Any:
     return poll
 
 
-def run(path: Path, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+def record_scenario(path: Path, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The scenario run on the sync interpreter and recorded: ``(events, messages)``."""
     polls = itertools.count()
     signal = AbortSignal()
-    ticks = itertools.count(1000)
 
     def steering() -> list[Any]:
         n = next(polls)
@@ -72,10 +73,7 @@ def run(path: Path, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
     cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering,
                           get_follow_up_messages=follow_ups(sc))
     replies = sc["replies"] + ["fallback"] * 8
-    stream = agent_loop("go", ctx, cfg, signal=signal, stream_fn=ScriptedModel(replies),
-                        journal=TranscriptRecorder(path, ctx, cfg), clock=lambda: next(ticks))
-    events = list(stream)
-    return events, stream.result()
+    return SYNC.record(path, "go", ctx, cfg, ScriptedModel(replies), signal, clock=TickingClock(1000))
 
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,7 +83,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 @given(sc=scenario)
 def test_record_then_strict_replay_is_identical(tmp_path: Path, sc: dict[str, Any]) -> None:
     path = tmp_path / "p.jsonl"
-    events, messages = run(path, sc)
+    events, messages = record_scenario(path, sc)
     result = replay(path)
     assert result.events == events
     assert result.messages == messages
@@ -120,7 +118,7 @@ def _mutations(path: Path) -> list[tuple[Any, Any]]:
 @given(sc=scenario, pick=st.integers(0, 1000))
 def test_a_mutated_answer_is_caught_at_its_step(tmp_path: Path, sc: dict[str, Any], pick: int) -> None:
     path = tmp_path / "m.jsonl"
-    run(path, sc)
+    record_scenario(path, sc)
     mutations = _mutations(path)
     if not mutations:
         return
@@ -146,12 +144,12 @@ def test_a_mutated_answer_is_caught_at_its_step(tmp_path: Path, sc: dict[str, An
 
 
 @SETTINGS
-@given(sc=scenario, flavour=st.sampled_from(["sync", "asyncio"]))
-def test_llm_only_replay_reproduces_the_recorded_aborts(tmp_path: Path, sc: dict[str, Any], flavour: str) -> None:
+@given(sc=scenario, flavour=st.sampled_from(FLAVOURS))
+def test_llm_only_replay_reproduces_the_recorded_aborts(tmp_path: Path, sc: dict[str, Any], flavour: Flavour) -> None:
     """Tools and hooks run live; the live steering hook steers like the recorded one but never
     aborts: each recorded abort must come from the replay itself, at the recorded step."""
     path = tmp_path / "p.jsonl"
-    events, messages = run(path, sc)
+    events, messages = record_scenario(path, sc)
     polls = itertools.count()
 
     def steering() -> list[Any]:
@@ -160,10 +158,7 @@ def test_llm_only_replay_reproduces_the_recorded_aborts(tmp_path: Path, sc: dict
 
     cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=sc["mode"], get_steering_messages=steering,
                           get_follow_up_messages=follow_ups(sc))
-    if flavour == "sync":
-        result = replay_llm(path, cfg, [ok, boom])
-    else:
-        result = asyncio.run(areplay_llm(path, cfg, [ok, boom]))
+    result = flavour.call(flavour.replay_llm, path, cfg, [ok, boom])
     assert result.events == events
     assert result.messages == messages
 
@@ -182,24 +177,18 @@ def leak(x: int) -> str:
 @SETTINGS
 @given(calls=st.lists(st.lists(st.tuples(st.sampled_from(["ok", "leak"]), st.integers(0, 9)), min_size=1, max_size=3),
                       min_size=1, max_size=4),
-       mode=st.sampled_from(["parallel", "sequential"]), flavour=st.sampled_from(["sync", "asyncio"]))
+       mode=st.sampled_from(["parallel", "sequential"]), flavour=st.sampled_from(FLAVOURS))
 def test_a_scrubbed_recording_replays_strictly_and_llm_only(
-        tmp_path: Path, calls: list[list[tuple[str, int]]], mode: str, flavour: str) -> None:
+        tmp_path: Path, calls: list[list[tuple[str, int]]], mode: str, flavour: Flavour) -> None:
     path = tmp_path / "s.jsonl"
     ctx = AgentContext("sys", [], [ok, leak])
     cfg = AgentLoopConfig(model=Model(id="m"), tool_execution=mode, api_key=KEY)
     replies = [Reply(text="calling", tool_calls=[ScriptedCall(n, {"x": x}) for n, x in batch]) for batch in calls]
-    stream = agent_loop("go", ctx, cfg, stream_fn=ScriptedModel(replies + ["done"]),
-                        journal=TranscriptRecorder(path, ctx, cfg))
-    events = list(stream)
-    messages = stream.result()
+    events, messages = SYNC.record(path, "go", ctx, cfg, ScriptedModel(replies + ["done"]))
     written = path.read_text()
     assert KEY not in written and "sk-proj-" + "z" * 24 not in written
     assert replay(path).finished
-    if flavour == "sync":
-        result = replay_llm(path, cfg, [ok, leak])
-    else:
-        result = asyncio.run(areplay_llm(path, cfg, [ok, leak]))
+    result = flavour.call(flavour.replay_llm, path, cfg, [ok, leak])
     assert result.events == events and result.messages == messages
 
 
@@ -214,7 +203,7 @@ def test_a_damaged_transcript_is_a_transcript_error_or_replays(tmp_path: Path, s
     from interpreters.transcript import TranscriptError
 
     path = tmp_path / "d.jsonl"
-    run(path, sc)
+    record_scenario(path, sc)
     raw = path.read_bytes()
     how = data.draw(st.sampled_from(["cut", "byte", "type key", "type tag"]))
     if how in ("type key", "type tag"):  # where damage turns a record into a plain mapping

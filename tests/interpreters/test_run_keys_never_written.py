@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from flavours import run
+from flavours import SYNC, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.scripted import Reply
-from interpreters.transcript import TranscriptRecorder
 
 RANDOM_KEY = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=40))
 
@@ -39,7 +38,7 @@ def leaky(key: str) -> Any:
 
 
 @pytest.mark.parametrize(("how", "provider", "key"), CASES)
-def test_a_key_the_run_used_is_never_written(flavour: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_key_the_run_used_is_never_written(flavour: Flavour, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              how: str, provider: str, key: str) -> None:
     from agentcore.providers.catalog import ENV_KEYS
 
@@ -61,7 +60,7 @@ def test_a_key_the_run_used_is_never_written(flavour: str, tmp_path: Path, monke
     path = tmp_path / "run.jsonl"
     ctx = AgentContext("", [], [leaky(key)])
     cfg = AgentLoopConfig(model=Model(id="m", provider=provider), **options)
-    _, messages = run(flavour, "go", ctx, cfg, stream_fn, journal=TranscriptRecorder(path, ctx, cfg))
+    _, messages = flavour.record(path, "go", ctx, cfg, stream_fn)
     assert key in messages[2].content[0].text and key in messages[-1].text  # the run itself keeps them
     text = path.read_text()
     assert key not in text and "[REDACTED]" in text
@@ -83,7 +82,7 @@ def test_a_key_is_scrubbed_from_opentelemetry_attributes(tmp_path: Path) -> None
     cfg = AgentLoopConfig(model=Model(id="m", provider="xai"), get_api_key=lambda p: key)
     tracer = TracingObserver(provider, capture_content=True, config=cfg)
     scripted = ScriptedModel([Reply(tool_calls=(("lookup", {"name": "x"}),)), f"key {key}"])
-    run("sync", "go", AgentContext("", [], [leaky(key)]), cfg, scripted, journal=tracer)
+    SYNC.run("go", AgentContext("", [], [leaky(key)]), cfg, scripted, journal=tracer)
     provider.shutdown()
     attributes = [str(v) for span in exporter.get_finished_spans() for v in (span.attributes or {}).values()]
     events = [str(v) for span in exporter.get_finished_spans() for e in span.events

@@ -24,12 +24,13 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from flavours import run, types
-from interpreters import AbortSignal, Journal, ScriptedModel, agent_loop, agent_loop_continue, aio, run_agent_loop, tool
+from events import types
+from flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
+from interpreters import AbortSignal, Journal, ScriptedModel, agent_loop, aio, run_agent_loop, tool
 from interpreters.scripted import Reply, error
+from sample_tools import add
 
 MODEL = Model(id="m")
-FLAVOURS = ["sync", "asyncio"]
 
 
 @tool
@@ -58,10 +59,9 @@ def sleeper(seconds: float, log: list[str]) -> AgentTool:
 # --------------------------------------------------------------------------- basics
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_tool_round_trip(flavour: str) -> None:
+def test_tool_round_trip(flavour: Flavour) -> None:
     model = ScriptedModel([Reply(tool_calls=(("echo", {"text": "hi"}),)), "done"])
-    events, messages = run(flavour, "go", AgentContext("", [], [echo]), AgentLoopConfig(model=MODEL), model)
+    events, messages = flavour.run("go", AgentContext("", [], [echo]), AgentLoopConfig(model=MODEL), model)
     assert types(events) == [
         "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_update",
         "message_end", "tool_execution_start", "tool_execution_end", "message_start", "message_end", "turn_end",
@@ -74,10 +74,9 @@ def test_tool_round_trip(flavour: str) -> None:
     assert [m.role for m in model.requests[1].context.messages] == ["user", "assistant", "toolResult"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_continue_validation_raises_before_any_event(flavour: str) -> None:
+def test_continue_validation_raises_before_any_event(flavour: Flavour) -> None:
     config = AgentLoopConfig(model=MODEL)
-    loop = agent_loop_continue if flavour == "sync" else aio.agent_loop_continue
+    loop = flavour.agent_loop_continue
     with pytest.raises(ValueError, match="^Cannot continue: no messages in context$"):
         loop(AgentContext(), config)
     tail = AgentContext("", [UserMessage("q"), AssistantMessage((TextContent("a"),))])
@@ -85,17 +84,17 @@ def test_continue_validation_raises_before_any_event(flavour: str) -> None:
         loop(tail, config)
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_run_agent_loop_with_emit(flavour: str) -> None:
+def test_run_agent_loop_with_emit(flavour: Flavour) -> None:
     seen: list[str] = []
     ctx, config = AgentContext(), AgentLoopConfig(model=MODEL)
-    if flavour == "sync":
-        messages = run_agent_loop("hi", ctx, config, lambda e: seen.append(e.type), stream_fn=ScriptedModel(["yo"]))
-    else:
+    if flavour.is_async:
         async def emit(e: Any) -> None:
             seen.append(e.type)
+    else:
+        def emit(e: Any) -> None:  # type: ignore[misc]
+            seen.append(e.type)
 
-        messages = asyncio.run(aio.run_agent_loop("hi", ctx, config, emit, stream_fn=ScriptedModel(["yo"])))
+    messages = flavour.call(flavour.run_agent_loop, "hi", ctx, config, emit, stream_fn=ScriptedModel(["yo"]))
     assert messages[-1].text == "yo"
     assert seen[0] == "agent_start" and seen[-1] == "agent_end"
 
@@ -103,30 +102,27 @@ def test_run_agent_loop_with_emit(flavour: str) -> None:
 # --------------------------------------------------------------------------- concurrency
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_eight_parallel_tools_really_run_in_parallel(flavour: str) -> None:
+def test_eight_parallel_tools_really_run_in_parallel(flavour: Flavour) -> None:
     log: list[str] = []
     calls = tuple(("sleep", {"label": str(i)}) for i in range(8))
     model = ScriptedModel([Reply(tool_calls=calls), "done"])
     t0 = time.perf_counter()
-    events, messages = run(flavour, "go", AgentContext("", [], [sleeper(0.1, log)]), AgentLoopConfig(model=MODEL), model)
+    events, messages = flavour.run("go", AgentContext("", [], [sleeper(0.1, log)]), AgentLoopConfig(model=MODEL), model)
     elapsed = time.perf_counter() - t0
     assert elapsed < 0.4, f"8 x 100 ms tools took {elapsed:.3f} s"
     assert [m.text for m in messages if isinstance(m, ToolResultMessage)] == [f"slept {i}" for i in range(8)]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_sequential_mode_really_serialises(flavour: str) -> None:
+def test_sequential_mode_really_serialises(flavour: Flavour) -> None:
     log: list[str] = []
     calls = tuple(("sleep", {"label": str(i)}) for i in range(3))
     model = ScriptedModel([Reply(tool_calls=calls), "done"])
-    run(flavour, "go", AgentContext("", [], [sleeper(0.03, log)]),
-        AgentLoopConfig(model=MODEL, tool_execution="sequential"), model)
+    flavour.run("go", AgentContext("", [], [sleeper(0.03, log)]),
+                AgentLoopConfig(model=MODEL, tool_execution="sequential"), model)
     assert log == ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_tool_progress_updates_arrive_before_the_end(flavour: str) -> None:
+def test_tool_progress_updates_arrive_before_the_end(flavour: Flavour) -> None:
     @tool(name="progress")
     def progress(steps: int, on_update: Any = None) -> str:
         """Report progress."""
@@ -135,7 +131,7 @@ def test_tool_progress_updates_arrive_before_the_end(flavour: str) -> None:
         return "finished"
 
     model = ScriptedModel([Reply(tool_calls=(("progress", {"steps": 3}),)), "ok"])
-    events, _ = run(flavour, "go", AgentContext("", [], [progress]), AgentLoopConfig(model=MODEL), model)
+    events, _ = flavour.run("go", AgentContext("", [], [progress]), AgentLoopConfig(model=MODEL), model)
     tool_events = [(e.type, getattr(e, "partial_result", None)) for e in events if e.type.startswith("tool_")]
     assert tool_events == [
         ("tool_execution_start", None),
@@ -147,8 +143,7 @@ def test_tool_progress_updates_arrive_before_the_end(flavour: str) -> None:
 # --------------------------------------------------------------------------- abort
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_abort_mid_stream(flavour: str) -> None:
+def test_abort_mid_stream(flavour: Flavour) -> None:
     signal = AbortSignal()
     model = ScriptedModel(["x" * 400], chunk_size=1, delay=0.002)
     fired: list[float] = []
@@ -158,7 +153,7 @@ def test_abort_mid_stream(flavour: str) -> None:
             fired.append(time.perf_counter())
             threading.Timer(0.05, signal.abort).start()
 
-    events, messages = run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL), model, signal, on_event)
+    events, messages = flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL), model, signal, on_event)
     last = messages[-1]
     assert (last.stop_reason, last.error_message) == ("aborted", "Request was aborted")
     assert 0 < len(last.text) < 400
@@ -166,8 +161,7 @@ def test_abort_mid_stream(flavour: str) -> None:
     assert time.perf_counter() - fired[0] < 0.5
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_abort_mid_tool_passes_the_signal_and_aborts_the_rest(flavour: str) -> None:
+def test_abort_mid_tool_passes_the_signal_and_aborts_the_rest(flavour: Flavour) -> None:
     log: list[str] = []
     signal = AbortSignal()
     calls = tuple(("sleep", {"label": str(i)}) for i in range(2))
@@ -178,8 +172,8 @@ def test_abort_mid_tool_passes_the_signal_and_aborts_the_rest(flavour: str) -> N
             threading.Timer(0.05, signal.abort).start()
 
     t0 = time.perf_counter()
-    events, messages = run(flavour, "go", AgentContext("", [], [sleeper(5, log)]),
-                           AgentLoopConfig(model=MODEL, tool_execution="sequential"), model, signal, on_event)
+    events, messages = flavour.run("go", AgentContext("", [], [sleeper(5, log)]),
+                                   AgentLoopConfig(model=MODEL, tool_execution="sequential"), model, signal, on_event)
     assert time.perf_counter() - t0 < 1.0
     results = [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)]
     assert results == [("interrupted by abort", True), ("Operation aborted", True)]
@@ -188,22 +182,20 @@ def test_abort_mid_tool_passes_the_signal_and_aborts_the_rest(flavour: str) -> N
     assert types(events)[-2:] == ["turn_end", "agent_end"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_abort_before_start(flavour: str) -> None:
+def test_abort_before_start(flavour: Flavour) -> None:
     signal = AbortSignal()
     signal.abort()
     model = ScriptedModel(["never"])
-    events, messages = run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL), model, signal)
+    events, messages = flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL), model, signal)
     assert model.calls == 0
     assert [m.stop_reason for m in messages if isinstance(m, AssistantMessage)] == ["aborted"]
     assert types(events) == ["agent_start", "turn_start", "message_start", "message_end", "message_start",
                              "message_end", "turn_end", "agent_end"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_abort_after_end_is_a_no_op(flavour: str) -> None:
+def test_abort_after_end_is_a_no_op(flavour: Flavour) -> None:
     signal = AbortSignal()
-    events, messages = run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel(["fine"]), signal)
+    events, messages = flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL), ScriptedModel(["fine"]), signal)
     signal.abort()
     assert messages[-1].stop_reason == "stop"
     assert types(events).count("agent_end") == 1
@@ -216,64 +208,58 @@ def boom(*args: Any) -> Any:
     raise RuntimeError("kaput")
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm", "get_steering_messages",
                                   "get_follow_up_messages", "prepare_next_turn", "should_stop_after_turn"])
-def test_a_loop_hook_that_raises_ends_the_run_with_an_error_message(flavour: str, hook: str) -> None:
+def test_a_loop_hook_that_raises_ends_the_run_with_an_error_message(flavour: Flavour, hook: str) -> None:
     config = AgentLoopConfig(model=MODEL, **{hook: boom})
     model = ScriptedModel([Reply(tool_calls=(("echo", {"text": "a"}),)), "done", "more"])
-    events, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model)
+    events, messages = flavour.run("go", AgentContext("", [], [echo]), config, model)
     last = messages[-1]
     assert (last.stop_reason, last.error_message) == ("error", f"{hook} failed: kaput")
     assert types(events)[-1] == "agent_end"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("hook", ["before_tool_call", "after_tool_call"])
-def test_a_tool_hook_that_raises_gives_an_error_result(flavour: str, hook: str) -> None:
+def test_a_tool_hook_that_raises_gives_an_error_result(flavour: Flavour, hook: str) -> None:
     config = AgentLoopConfig(model=MODEL, **{hook: boom})
     model = ScriptedModel([Reply(tool_calls=(("echo", {"text": "a"}),)), "done"])
-    _, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model)
+    _, messages = flavour.run("go", AgentContext("", [], [echo]), config, model)
     assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [("kaput", True)]
     assert messages[-1].text == "done"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_a_tool_that_raises_or_returns_garbage(flavour: str) -> None:
+def test_a_tool_that_raises_or_returns_garbage(flavour: Flavour) -> None:
     bad = AgentTool("bad", "bad", "returns garbage", {"type": "object"}, lambda *a: 42)
     worse = AgentTool("worse", "worse", "raises", {"type": "object"}, boom)
     model = ScriptedModel([Reply(tool_calls=(("bad", {}), ("worse", {}))), "done"])
-    _, messages = run(flavour, "go", AgentContext("", [], [bad, worse]), AgentLoopConfig(model=MODEL), model)
+    _, messages = flavour.run("go", AgentContext("", [], [bad, worse]), AgentLoopConfig(model=MODEL), model)
     assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
         ("tool bad returned int, expected AgentToolResult", True), ("kaput", True)]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_a_stream_function_that_raises(flavour: str) -> None:
+def test_a_stream_function_that_raises(flavour: Flavour) -> None:
     def stream_fn(*args: Any) -> Any:
         raise ConnectionError("no route to host")
 
-    events, messages = run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
+    events, messages = flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
     assert (messages[-1].stop_reason, messages[-1].error_message) == ("error", "no route to host")
     assert types(events)[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_a_stream_that_ends_without_its_final_event(flavour: str) -> None:
+def test_a_stream_that_ends_without_its_final_event(flavour: Flavour) -> None:
     def stream_fn(model: Any, context: Any, options: Any) -> Any:
         full = list(ScriptedModel(["partial text"])(model, context, options))
         return iter(full[:-1])
 
-    _, messages = run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
+    _, messages = flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
     last = messages[-1]
     assert (last.stop_reason, last.error_message, last.text) == (
         "error", "The stream ended without a done or error event", "partial text")
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_an_error_reply_from_the_model(flavour: str) -> None:
-    _, messages = run(flavour, "go", AgentContext(), AgentLoopConfig(model=MODEL),
-                      ScriptedModel([error("rate limited")]))
+def test_an_error_reply_from_the_model(flavour: Flavour) -> None:
+    _, messages = flavour.run("go", AgentContext(), AgentLoopConfig(model=MODEL),
+                              ScriptedModel([error("rate limited")]))
     assert (messages[-1].stop_reason, messages[-1].error_message) == ("error", "rate limited")
 
 
@@ -302,15 +288,14 @@ def test_an_async_tool_raising_cancelled_error_itself_gives_an_error_result() ->
         raise asyncio.CancelledError()
 
     model = ScriptedModel([Reply(tool_calls=(("cancelled", {}),)), "ok"])
-    for flavour in ("asyncio", "sync"):
-        _, messages = run(flavour, "go", AgentContext("", [], [cancelled]), AgentLoopConfig(model=MODEL), model)
+    for flavour in (ASYNCIO, SYNC):
+        _, messages = flavour.run("go", AgentContext("", [], [cancelled]), AgentLoopConfig(model=MODEL), model)
         assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
             ("CancelledError", True)]
         model = ScriptedModel([Reply(tool_calls=(("cancelled", {}),)), "ok"])
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_hooks_are_called_with_their_contexts(flavour: str) -> None:
+def test_hooks_are_called_with_their_contexts(flavour: Flavour) -> None:
     seen: list[Any] = []
 
     def before(ctx: Any, signal: Any) -> BeforeToolCallResult | None:
@@ -327,7 +312,7 @@ def test_hooks_are_called_with_their_contexts(flavour: str) -> None:
 
     config = AgentLoopConfig(model=MODEL, before_tool_call=before, after_tool_call=after, get_api_key=async_key)
     model = ScriptedModel([Reply(tool_calls=(("echo", {"text": "a"}),)), "done"])
-    _, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model)
+    _, messages = flavour.run("go", AgentContext("", [], [echo]), config, model)
     assert seen == [("key", "scripted"), ("before", "echo", {"text": "a"}, ["echo"]),
                     ("after", "echo: a", False), ("key", "scripted")]
     assert model.requests[0].options.api_key == "secret"
@@ -370,13 +355,12 @@ def test_sync_and_asyncio_give_identical_events(replies: list[Any], mode: str, c
     for flavour in FLAVOURS:
         model = ScriptedModel(list(replies) + ["end"] * 5, chunk_size=chunk)
         config = AgentLoopConfig(model=MODEL, tool_execution=mode)  # type: ignore[arg-type]
-        events, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model)
+        events, messages = flavour.run("go", AgentContext("", [], [echo]), config, model)
         results.append((normalise(events), normalise(messages)))
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: str) -> None:
+def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: Flavour) -> None:
     class FullDisk(Journal):
         def record(self, step: int, input: Any, effects: Any) -> None:
             if step == 3:
@@ -384,14 +368,8 @@ def test_a_journal_that_fails_stops_the_run_with_its_error(flavour: str) -> None
 
     model = ScriptedModel(["some text"], chunk_size=2)
     with pytest.raises(OSError, match="No space left on device"):
-        if flavour == "sync":
-            agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=model, journal=FullDisk()).result()
-        else:
-            async def main() -> None:
-                await aio.agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=model,
-                                     journal=FullDisk()).result()
-
-            asyncio.run(main())
+        flavour.call(lambda: flavour.agent_loop("go", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn=model,
+                                                journal=FullDisk()).result())
 
 
 def test_a_journal_is_a_journal_subclass_and_its_optional_methods_do_nothing() -> None:
@@ -417,11 +395,6 @@ def test_a_journal_is_a_journal_subclass_and_its_optional_methods_do_nothing() -
     with steps.tool_scope(None):  # type: ignore[arg-type]
         steps.flush()
         steps.add_secrets(["k"])
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
     model = ScriptedModel([Reply(tool_calls=(("add", {"a": 1, "b": 2}),)), "3"])
     messages = agent_loop("go", AgentContext(tools=[add]), AgentLoopConfig(model=MODEL), stream_fn=model,
                           journal=steps).result()
@@ -431,8 +404,7 @@ def test_a_journal_is_a_journal_subclass_and_its_optional_methods_do_nothing() -
 # --------------------------------------------------------------------------- abort edge cases
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_no_tool_starts_once_a_listener_aborted(flavour: str) -> None:
+def test_no_tool_starts_once_a_listener_aborted(flavour: Flavour) -> None:
     ran: list[str] = []
 
     @tool(name="mark")
@@ -448,15 +420,14 @@ def test_no_tool_starts_once_a_listener_aborted(flavour: str) -> None:
         if event.type == "tool_execution_start":
             signal.abort()
 
-    _, messages = run(flavour, "go", AgentContext("", [], [mark]), AgentLoopConfig(model=MODEL), model, signal,
-                      on_event)
+    _, messages = flavour.run("go", AgentContext("", [], [mark]), AgentLoopConfig(model=MODEL), model, signal,
+                              on_event)
     assert ran == []
     assert [(m.text, m.is_error) for m in messages if isinstance(m, ToolResultMessage)] == [
         ("Operation aborted", True), ("Operation aborted", True)]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_steering_taken_from_the_queue_is_kept_when_the_abort_lands_during_the_poll(flavour: str) -> None:
+def test_steering_taken_from_the_queue_is_kept_when_the_abort_lands_during_the_poll(flavour: Flavour) -> None:
     signal = AbortSignal()
     polls = iter([[], [UserMessage("please also do X")]])
 
@@ -468,7 +439,7 @@ def test_steering_taken_from_the_queue_is_kept_when_the_abort_lands_during_the_p
 
     config = AgentLoopConfig(model=MODEL, get_steering_messages=steering)
     model = ScriptedModel([Reply(tool_calls=(("echo", {"text": "a"}),)), "never"])
-    events, messages = run(flavour, "go", AgentContext("", [], [echo]), config, model, signal)
+    events, messages = flavour.run("go", AgentContext("", [], [echo]), config, model, signal)
     assert [m.text for m in messages if isinstance(m, UserMessage)] == ["go", "please also do X"]
     assert messages[-1].stop_reason == "aborted"
     tail = [(e.type, getattr(getattr(e, "message", None), "role", None)) for e in events[-7:]]
@@ -477,9 +448,8 @@ def test_steering_taken_from_the_queue_is_kept_when_the_abort_lands_during_the_p
                     ("agent_end", None)]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 def test_a_tool_that_ignores_the_abort_is_given_up_on_after_the_grace_period(
-        flavour: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        flavour: Flavour, monkeypatch: pytest.MonkeyPatch) -> None:
     from interpreters.driver import Run
 
     monkeypatch.setattr(Run, "abort_grace", 0.2)
@@ -505,8 +475,8 @@ def test_a_tool_that_ignores_the_abort_is_given_up_on_after_the_grace_period(
 
     t0 = time.perf_counter()
     try:
-        _, messages = run(flavour, "go", AgentContext("", [], [stubborn]), AgentLoopConfig(model=MODEL), model,
-                          signal, on_event)
+        _, messages = flavour.run("go", AgentContext("", [], [stubborn]), AgentLoopConfig(model=MODEL), model,
+                                  signal, on_event)
     finally:
         release.set()
     assert ended[0] - t0 < 2.0

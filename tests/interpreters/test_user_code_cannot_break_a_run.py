@@ -57,8 +57,9 @@ from agentcore.texts import (
     stream_order_text,
     stream_payload_text,
 )
-from flavours import run, types
-from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, aio, tool
+from events import types
+from flavours import ASYNCIO, SYNC, Flavour
+from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
 import interpreters
 from interpreters.driver import Run
 from interpreters.scripted import tool_call
@@ -98,40 +99,19 @@ def guarded(fn: Callable[[], Any], timeout: float = GUARD_S) -> Any:
     return box["value"]
 
 
-def play(flavour: str, prompt: Any, context: AgentContext, config: AgentLoopConfig, stream_fn: Any,
+def play(flavour: Flavour, prompt: Any, context: AgentContext, config: AgentLoopConfig, stream_fn: Any,
          signal: AbortSignal | None = None, on_event: Callable[[Any], None] | None = None,
          timeout: float = GUARD_S) -> tuple[list[Any], list[Any]]:
-    """``flavours.run`` under :func:`guarded`."""
-    return guarded(lambda: run(flavour, prompt, context, config, stream_fn, signal, on_event), timeout)
+    """:meth:`Flavour.run` under :func:`guarded`."""
+    return guarded(lambda: flavour.run(prompt, context, config, stream_fn, signal, on_event), timeout)
 
 
-def play_catching(flavour: str, prompt: Any, context: AgentContext, config: AgentLoopConfig,
+def play_catching(flavour: Flavour, prompt: Any, context: AgentContext, config: AgentLoopConfig,
                   stream_fn: Any) -> tuple[list[Any], BaseException | None]:
-    """Run to the end; ``(events, what the iteration raised)``. The exception is caught around
-    the ``for`` loop (sync) or inside the coroutine around the ``async for`` (asyncio)."""
-
-    def sync_run() -> tuple[list[Any], BaseException | None]:
-        events: list[Any] = []
-        try:
-            for event in interpreters.agent_loop(prompt, context, config, None, stream_fn):
-                events.append(event)
-        except BaseException as exc:  # noqa: BLE001 - the point of the test
-            return events, exc
-        return events, None
-
-    def async_run() -> tuple[list[Any], BaseException | None]:
-        async def main() -> tuple[list[Any], BaseException | None]:
-            events: list[Any] = []
-            try:
-                async for event in aio.agent_loop(prompt, context, config, None, stream_fn):
-                    events.append(event)
-            except BaseException as exc:  # noqa: BLE001 - the point of the test
-                return events, exc
-            return events, None
-
-        return asyncio.run(main())
-
-    return guarded(sync_run if flavour == "sync" else async_run)
+    """Run to the end; ``(events, what the iteration raised)`` (:meth:`Flavour.collect_catching`
+    under :func:`guarded`)."""
+    return guarded(lambda: flavour.collect_catching(lambda: flavour.agent_loop(prompt, context, config, None,
+                                                                               stream_fn)))
 
 
 def known_bug(request: pytest.FixtureRequest, reason: str) -> None:
@@ -295,7 +275,7 @@ def raising_tools(make_error: Callable[[], BaseException]) -> dict[str, AgentToo
 
 
 @pytest.mark.parametrize("partials", sorted(EVENT_MAKERS))
-def test_a_normal_stream_ends_with_stop(flavour: str, partials: str) -> None:
+def test_a_normal_stream_ends_with_stop(flavour: Flavour, partials: str) -> None:
     stream = Stream(EVENT_MAKERS[partials](["Hel", "lo"]))
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream)
     assert types(events) == TEXT_RUN
@@ -307,7 +287,7 @@ def test_a_normal_stream_ends_with_stop(flavour: str, partials: str) -> None:
 
 
 @pytest.mark.parametrize("partials", sorted(EVENT_MAKERS))
-def test_an_abort_mid_stream_keeps_the_text_so_far(flavour: str, partials: str) -> None:
+def test_an_abort_mid_stream_keeps_the_text_so_far(flavour: Flavour, partials: str) -> None:
     signal = AbortSignal()
     stream = Stream(EVENT_MAKERS[partials](["Hel", "lo", " world"]))
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream,
@@ -321,7 +301,7 @@ def test_an_abort_mid_stream_keeps_the_text_so_far(flavour: str, partials: str) 
 
 
 @pytest.mark.parametrize("partials", sorted(EVENT_MAKERS))
-def test_an_exception_mid_stream_is_an_error_with_its_text(flavour: str, partials: str) -> None:
+def test_an_exception_mid_stream_is_an_error_with_its_text(flavour: Flavour, partials: str) -> None:
     items = EVENT_MAKERS[partials](["Hel", "lo"], finish=False) + [Raise(ConnectionError("connection reset"))]
     stream = Stream(items)
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream)
@@ -332,7 +312,7 @@ def test_an_exception_mid_stream_is_an_error_with_its_text(flavour: str, partial
 
 
 @pytest.mark.parametrize("partials", sorted(EVENT_MAKERS))
-def test_a_stream_without_done_is_an_error(flavour: str, partials: str) -> None:
+def test_a_stream_without_done_is_an_error(flavour: Flavour, partials: str) -> None:
     stream = Stream(EVENT_MAKERS[partials](["Hel", "lo"], finish=False))
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream)
     assert types(events) == TEXT_RUN
@@ -395,7 +375,7 @@ PROTOCOL_BREAKS: dict[str, tuple[list[Any], str, bool, str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(PROTOCOL_BREAKS))
-def test_a_protocol_break_ends_the_reply_and_closes_the_stream(flavour: str, case: str) -> None:
+def test_a_protocol_break_ends_the_reply_and_closes_the_stream(flavour: Flavour, case: str) -> None:
     items, expected, updates, kept = PROTOCOL_BREAKS[case]
     stream = Stream(items + _AFTER)
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream)
@@ -424,7 +404,7 @@ def test_protocol_error_texts_literally() -> None:
         "(expected start first, then content block events, then done or error)")
 
 
-def test_an_exception_while_the_stream_is_closed_is_ignored(flavour: str) -> None:
+def test_an_exception_while_the_stream_is_closed_is_ignored(flavour: Flavour) -> None:
     def stream_fn(model: Any, context: Any, options: Any) -> Iterator[Any]:
         try:
             yield _START
@@ -439,7 +419,7 @@ def test_an_exception_while_the_stream_is_closed_is_ignored(flavour: str) -> Non
 
 
 @pytest.mark.parametrize("returned", [None, 5], ids=["None", "an int"])
-def test_a_stream_function_returning_no_iterable_is_an_error(flavour: str, returned: Any) -> None:
+def test_a_stream_function_returning_no_iterable_is_an_error(flavour: Flavour, returned: Any) -> None:
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL),
                             lambda model, context, options: returned)
     assert types(events) == FAILED_RUN
@@ -452,7 +432,7 @@ def test_a_stream_function_returning_no_iterable_is_an_error(flavour: str, retur
 
 
 @pytest.mark.parametrize("error_message", [None, "overloaded"])
-def test_an_error_event_ends_the_run_whatever_its_message_says(flavour: str, error_message: str | None) -> None:
+def test_an_error_event_ends_the_run_whatever_its_message_says(flavour: Flavour, error_message: str | None) -> None:
     polls: list[str] = []
     stream = Stream([StartEvent(pi()),
                      ErrorEvent("error", pi("partial", stop_reason="stop", error_message=error_message))])
@@ -508,7 +488,7 @@ def test_an_async_stream_function_under_sync_points_to_aio(kind: str) -> None:
     stream_fn, is_coroutine = ASYNC_STREAM_FNS[kind]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        events, messages = play("sync", "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
+        events, messages = play(SYNC, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
         gc.collect()
     assert types(events) == FAILED_RUN
     final = assistant(messages)
@@ -530,7 +510,7 @@ def test_an_async_stream_function_under_sync_points_to_aio(kind: str) -> None:
 
 @pytest.mark.parametrize("container", [list, tuple])
 def test_aio_a_stream_function_may_return_a_list_or_tuple(container: type) -> None:
-    events, messages = play("asyncio", "hi", AgentContext(), AgentLoopConfig(model=MODEL),
+    events, messages = play(ASYNCIO, "hi", AgentContext(), AgentLoopConfig(model=MODEL),
                             lambda model, context, options: container(library_events(["Hel", "lo"])))
     assert types(events) == TEXT_RUN
     assert (assistant(messages).stop_reason, assistant(messages).text) == ("stop", "Hello")
@@ -561,7 +541,7 @@ def test_aio_a_blocking_sync_generator_is_still_abortable() -> None:
             finish.set()
 
     try:
-        events, messages = play("asyncio", "hi", AgentContext(), AgentLoopConfig(model=MODEL), slow,
+        events, messages = play(ASYNCIO, "hi", AgentContext(), AgentLoopConfig(model=MODEL), slow,
                                 signal=signal, on_event=on_event, timeout=45)
     finally:
         finish.set()
@@ -644,7 +624,8 @@ LOOP_HOOKS: dict[str, tuple[list[str], int]] = {
 
 @pytest.mark.parametrize("hook", sorted(LOOP_HOOKS))
 @pytest.mark.parametrize(("mode", "kind"), modes_and_kinds())
-def test_a_loop_hook_that_raises_ends_the_run_naming_the_hook(flavour: str, hook: str, mode: str, kind: str) -> None:
+def test_a_loop_hook_that_raises_ends_the_run_naming_the_hook(flavour: Flavour, hook: str, mode: str,
+                                                              kind: str) -> None:
     expected_types, model_calls = LOOP_HOOKS[hook]
     model = tool_scenario()
     config = AgentLoopConfig(model=MODEL, **{hook: failing(kind, mode)})
@@ -665,7 +646,7 @@ TOOL_HOOKS = ("before_tool_call", "after_tool_call", "prepare_arguments")
 
 @pytest.mark.parametrize("hook", TOOL_HOOKS)
 @pytest.mark.parametrize(("mode", "kind"), modes_and_kinds())
-def test_a_tool_hook_that_raises_gives_an_error_result(flavour: str, hook: str, mode: str, kind: str) -> None:
+def test_a_tool_hook_that_raises_gives_an_error_result(flavour: Flavour, hook: str, mode: str, kind: str) -> None:
     ran.clear()
     fail = failing(kind, mode)
     if hook == "prepare_arguments":
@@ -688,7 +669,7 @@ TOOL_KINDS = ("sync_inline", "sync_worker", "async_inline", "async_worker")
 
 @pytest.mark.parametrize("tool_kind", TOOL_KINDS)
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_tool_that_raises_gives_an_error_result(request: pytest.FixtureRequest, flavour: str,
+def test_a_tool_that_raises_gives_an_error_result(request: pytest.FixtureRequest, flavour: Flavour,
                                                   tool_kind: str, kind: str) -> None:
     if tool_kind.startswith("async") and kind == "StopIteration":
         pytest.skip("Python turns StopIteration raised in an async def into RuntimeError")
@@ -701,7 +682,7 @@ def test_a_tool_that_raises_gives_an_error_result(request: pytest.FixtureRequest
     assert model.calls == 2
 
 
-def test_a_tool_returning_something_else_gives_an_error_result(flavour: str) -> None:
+def test_a_tool_returning_something_else_gives_an_error_result(flavour: Flavour) -> None:
     raw = AgentTool(name="raw", label="raw", description="Returns an int.",
                     parameters={"type": "object", "properties": {}},
                     execute=lambda call_id, args, signal, on_update: 5)
@@ -712,7 +693,7 @@ def test_a_tool_returning_something_else_gives_an_error_result(flavour: str) -> 
 
 
 @pytest.mark.parametrize(("mode", "kind"), modes_and_kinds())
-def test_get_api_key_that_raises_fails_the_model_call(request: pytest.FixtureRequest, flavour: str,
+def test_get_api_key_that_raises_fails_the_model_call(request: pytest.FixtureRequest, flavour: Flavour,
                                                       mode: str, kind: str) -> None:
     """Documented: like the stream function raising, an error reply with the exception text."""
     model = ScriptedModel(["never"])
@@ -726,7 +707,7 @@ def test_get_api_key_that_raises_fails_the_model_call(request: pytest.FixtureReq
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_stream_function_that_raises_when_called(request: pytest.FixtureRequest, flavour: str, kind: str) -> None:
+def test_a_stream_function_that_raises_when_called(request: pytest.FixtureRequest, flavour: Flavour, kind: str) -> None:
 
     def stream_fn(model: Any, context: Any, options: Any) -> Any:
         raise make_error(kind)
@@ -738,7 +719,7 @@ def test_a_stream_function_that_raises_when_called(request: pytest.FixtureReques
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_sync_generator_that_raises_mid_stream(request: pytest.FixtureRequest, flavour: str, kind: str) -> None:
+def test_a_sync_generator_that_raises_mid_stream(request: pytest.FixtureRequest, flavour: Flavour, kind: str) -> None:
     stream = Stream(library_events(["par"], finish=False) + [Raise(make_error(kind))])
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream)
     assert types(events) == TEXT_RUN
@@ -757,7 +738,7 @@ def test_aio_an_async_generator_that_raises_mid_stream(request: pytest.FixtureRe
             yield event
         raise make_error(kind)
 
-    events, messages = play("asyncio", "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
+    events, messages = play(ASYNCIO, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream_fn)
     assert types(events) == TEXT_RUN
     ends_once(events)
     final = assistant(messages)
@@ -767,7 +748,7 @@ def test_aio_an_async_generator_that_raises_mid_stream(request: pytest.FixtureRe
 
 
 @pytest.mark.parametrize("hook", ["get_steering_messages", "convert_to_llm"])
-def test_a_sync_hook_returning_a_failing_coroutine(request: pytest.FixtureRequest, flavour: str, hook: str) -> None:
+def test_a_sync_hook_returning_a_failing_coroutine(request: pytest.FixtureRequest, flavour: Flavour, hook: str) -> None:
     """A plain callable (a lambda, a partial) may return a coroutine: it is awaited like an
     ``async def`` hook, and what it raises fails the hook like anything else."""
 
@@ -782,7 +763,7 @@ def test_a_sync_hook_returning_a_failing_coroutine(request: pytest.FixtureReques
 
 @pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm"])
 def test_a_context_hook_returning_what_is_not_messages_ends_the_run(request: pytest.FixtureRequest,
-                                                                    flavour: str, hook: str) -> None:
+                                                                    flavour: Flavour, hook: str) -> None:
     """Like a queue hook's, what a context hook returns is checked: a list holding a str and an
     int is a failure of the hook, not a context for the model."""
     contexts: list[Any] = []
@@ -861,7 +842,7 @@ def late_answer(hook: str, args: tuple[Any, ...]) -> Any:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("hook", ALL_HOOKS)
-def test_abort_ends_a_run_that_waits_on_a_hook(flavour: str, hook: str, mode: str) -> None:
+def test_abort_ends_a_run_that_waits_on_a_hook(flavour: Flavour, hook: str, mode: str) -> None:
     expected_types, model_calls, tool_ran, result_text = ABORTED_IN_HOOK[hook]
     ran.clear()
     signal = AbortSignal()
@@ -916,7 +897,7 @@ def test_abort_ends_a_run_that_waits_on_a_hook(flavour: str, hook: str, mode: st
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_before_tool_call_allowing_as_the_abort_lands_does_not_run_the_tool(flavour: str, mode: str) -> None:
+def test_a_before_tool_call_allowing_as_the_abort_lands_does_not_run_the_tool(flavour: Flavour, mode: str) -> None:
     ran.clear()
     signal = AbortSignal()
     if mode == "sync":
@@ -935,7 +916,8 @@ def test_a_before_tool_call_allowing_as_the_abort_lands_does_not_run_the_tool(fl
     assert tool_result_text(messages) == ABORTED_TEXT
 
 
-def test_abort_while_awaiting_the_coroutine_a_sync_hook_returned(request: pytest.FixtureRequest, flavour: str) -> None:
+def test_abort_while_awaiting_the_coroutine_a_sync_hook_returned(request: pytest.FixtureRequest,
+                                                                 flavour: Flavour) -> None:
     signal = AbortSignal()
     entered = abort_once_entered(signal, {})
 
@@ -961,10 +943,10 @@ def test_abort_while_awaiting_the_coroutine_a_sync_hook_returned(request: pytest
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tool_kind", TOOL_KINDS)
-def test_abort_stops_waiting_for_a_tool_that_ignores_it(request: pytest.FixtureRequest, flavour: str,
+def test_abort_stops_waiting_for_a_tool_that_ignores_it(request: pytest.FixtureRequest, flavour: Flavour,
                                                         tool_kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """After an abort, running tools have ``abort_grace`` seconds; then the run stops waiting."""
-    if (flavour, tool_kind) == ("sync", "sync_inline"):
+    if (flavour.name, tool_kind) == ("sync", "sync_inline"):
         request.applymarker(pytest.mark.xfail(strict=True, reason=(
             "documented limit (docs/interpreters.md): a lone sync tool that cannot report progress and "
             "has no time limit runs inline in the caller's thread and cannot be abandoned")))
@@ -1021,7 +1003,8 @@ def test_abort_stops_waiting_for_a_tool_that_ignores_it(request: pytest.FixtureR
 
 
 @pytest.mark.parametrize("tool_kind", ["sync_inline", "sync_worker", "async_inline"])
-def test_an_abort_during_a_tool_starts_no_new_turn(request: pytest.FixtureRequest, flavour: str, tool_kind: str) -> None:
+def test_an_abort_during_a_tool_starts_no_new_turn(request: pytest.FixtureRequest, flavour: Flavour,
+                                                   tool_kind: str) -> None:
     """Both interpreters give the same events: the abort lands while the tool runs, so the run
     ends after this turn (no ``turn_start``, no made-up aborted reply)."""
     signal = AbortSignal()
@@ -1061,7 +1044,7 @@ FATAL_KINDS = {"KeyboardInterrupt": KeyboardInterrupt, "SystemExit": lambda: Sys
 @pytest.mark.parametrize("fatal", sorted(FATAL_KINDS))
 @pytest.mark.parametrize("tool_kind", ["sync_inline", "sync_worker", "async_inline"])
 def test_a_fatal_exception_in_a_tool_ends_the_run_then_reaches_the_caller(
-        request: pytest.FixtureRequest, flavour: str, tool_kind: str, fatal: str) -> None:
+        request: pytest.FixtureRequest, flavour: Flavour, tool_kind: str, fatal: str) -> None:
     error = FATAL_KINDS[fatal]()
     the_tool = raising_tools(lambda: error)[tool_kind]
     model = ScriptedModel([tool_call(tool_kind, {"x": "y"}), "never"])
@@ -1074,7 +1057,7 @@ def test_a_fatal_exception_in_a_tool_ends_the_run_then_reaches_the_caller(
 
 @pytest.mark.parametrize("fatal", sorted(FATAL_KINDS))
 @pytest.mark.parametrize("tool_kind", ["sync_inline", "sync_worker", "async_inline"])
-def test_a_fatal_exception_in_a_tool_is_not_swallowed(flavour: str, tool_kind: str, fatal: str) -> None:
+def test_a_fatal_exception_in_a_tool_is_not_swallowed(flavour: Flavour, tool_kind: str, fatal: str) -> None:
     """The weaker promise, on both interpreters: agent_end last, then the same exception."""
     error = FATAL_KINDS[fatal]()
     the_tool = raising_tools(lambda: error)[tool_kind]
@@ -1097,7 +1080,7 @@ FATAL_HOOKS: dict[str, int] = {  # hook -> model calls
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("hook", sorted(FATAL_HOOKS))
 def test_a_fatal_exception_in_a_hook_ends_the_run_then_reaches_the_caller(
-        flavour: str, hook: str, mode: str, fatal: str) -> None:
+        flavour: Flavour, hook: str, mode: str, fatal: str) -> None:
     error = FATAL_KINDS[fatal]()
 
     if mode == "sync":
@@ -1126,8 +1109,8 @@ def test_a_fatal_exception_in_a_hook_ends_the_run_then_reaches_the_caller(
 
 @pytest.mark.parametrize("fatal", sorted(FATAL_KINDS))
 @pytest.mark.parametrize("where", ["when called", "mid-stream", "async generator mid-stream"])
-def test_a_fatal_exception_in_the_stream_function(flavour: str, where: str, fatal: str) -> None:
-    if where.startswith("async") and flavour == "sync":
+def test_a_fatal_exception_in_the_stream_function(flavour: Flavour, where: str, fatal: str) -> None:
+    if where.startswith("async") and flavour.name == "sync":
         pytest.skip("the sync interpreter refuses async stream functions")
     error = FATAL_KINDS[fatal]()
     calls: list[int] = []
@@ -1159,7 +1142,7 @@ def test_a_fatal_exception_in_the_stream_function(flavour: str, where: str, fata
     assert calls == [1]
 
 
-def test_a_fatal_exception_while_the_stream_is_closed(request: pytest.FixtureRequest, flavour: str) -> None:
+def test_a_fatal_exception_while_the_stream_is_closed(request: pytest.FixtureRequest, flavour: Flavour) -> None:
     error = KeyboardInterrupt()
 
     def stream_fn(model: Any, context: Any, options: Any) -> Iterator[Any]:
@@ -1178,7 +1161,7 @@ def test_a_fatal_exception_while_the_stream_is_closed(request: pytest.FixtureReq
 # --------------------------------------------------------------------------- (d) listeners
 
 
-def test_a_raising_emit_is_logged_and_the_run_goes_on(flavour: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_raising_emit_is_logged_and_the_run_goes_on(flavour: Flavour, caplog: pytest.LogCaptureFixture) -> None:
     seen: list[str] = []
 
     def emit(event: Any) -> None:
@@ -1188,9 +1171,7 @@ def test_a_raising_emit_is_logged_and_the_run_goes_on(flavour: str, caplog: pyte
     context, config = AgentContext(), AgentLoopConfig(model=MODEL)
 
     def go() -> list[Any]:
-        if flavour == "sync":
-            return interpreters.run_agent_loop("hi", context, config, emit, stream_fn=ScriptedModel(["Hello"]))
-        return asyncio.run(aio.run_agent_loop("hi", context, config, emit, stream_fn=ScriptedModel(["Hello"])))
+        return flavour.call(flavour.run_agent_loop, "hi", context, config, emit, stream_fn=ScriptedModel(["Hello"]))
 
     with caplog.at_level(logging.ERROR, logger="agentcore"):
         messages = guarded(go)
@@ -1276,30 +1257,23 @@ BAD_PROMPTS: dict[str, tuple[Any, str]] = {
 }
 
 
-def _loop(flavour: str) -> Any:
-    return interpreters.agent_loop if flavour == "sync" else aio.agent_loop
-
-
 @pytest.mark.parametrize("case", sorted(BAD_PROMPTS))
-def test_a_bad_prompt_is_refused_at_the_call(flavour: str, case: str) -> None:
+def test_a_bad_prompt_is_refused_at_the_call(flavour: Flavour, case: str) -> None:
     prompt, text = BAD_PROMPTS[case]
     model = ScriptedModel(["never"])
     with pytest.raises(TypeError) as caught:
-        _loop(flavour)(prompt, AgentContext(), AgentLoopConfig(model=MODEL), None, model)
+        flavour.agent_loop(prompt, AgentContext(), AgentLoopConfig(model=MODEL), None, model)
     assert str(caught.value) == text.format(where="agent_loop() argument 'prompts'")
     assert model.calls == 0
 
 
 @pytest.mark.parametrize("case", sorted(BAD_PROMPTS))
-def test_a_bad_prompt_is_refused_by_run_agent_loop_before_any_event(flavour: str, case: str) -> None:
+def test_a_bad_prompt_is_refused_by_run_agent_loop_before_any_event(flavour: Flavour, case: str) -> None:
     prompt, text = BAD_PROMPTS[case]
     seen: list[Any] = []
     context, config = AgentContext(), AgentLoopConfig(model=MODEL)
     with pytest.raises(TypeError) as caught:
-        if flavour == "sync":
-            interpreters.run_agent_loop(prompt, context, config, seen.append, stream_fn=ScriptedModel(["x"]))
-        else:
-            asyncio.run(aio.run_agent_loop(prompt, context, config, seen.append, stream_fn=ScriptedModel(["x"])))
+        flavour.call(flavour.run_agent_loop, prompt, context, config, seen.append, stream_fn=ScriptedModel(["x"]))
     assert str(caught.value) == text.format(where="agent_loop() argument 'prompts'")
     assert seen == []
 
@@ -1319,20 +1293,19 @@ BAD_ARGUMENTS: dict[str, tuple[dict[str, Any], str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_ARGUMENTS))
-def test_a_bad_argument_is_refused_at_the_call(flavour: str, case: str) -> None:
+def test_a_bad_argument_is_refused_at_the_call(flavour: Flavour, case: str) -> None:
     changes, text = BAD_ARGUMENTS[case]
     arguments: dict[str, Any] = {"prompts": "hi", "context": AgentContext(),
                                  "config": AgentLoopConfig(model=MODEL), "signal": None,
                                  "stream_fn": ScriptedModel(["never"]), **changes}
     with pytest.raises(TypeError) as caught:
-        _loop(flavour)(**arguments)
+        flavour.agent_loop(**arguments)
     assert str(caught.value) == text
 
 
-def test_a_bad_context_is_refused_by_agent_loop_continue(flavour: str) -> None:
-    loop = interpreters.agent_loop_continue if flavour == "sync" else aio.agent_loop_continue
+def test_a_bad_context_is_refused_by_agent_loop_continue(flavour: Flavour) -> None:
     with pytest.raises(TypeError) as caught:
-        loop([UserMessage("hi")], AgentLoopConfig(model=MODEL))
+        flavour.agent_loop_continue([UserMessage("hi")], AgentLoopConfig(model=MODEL))
     assert str(caught.value) == "agent_loop_continue() argument 'context' must be an AgentContext, not a list"
 
 
@@ -1395,7 +1368,7 @@ QUEUE_RETURNS: dict[str, tuple[Any, str]] = {
 
 @pytest.mark.parametrize("hook", ["get_steering_messages", "get_follow_up_messages"])
 @pytest.mark.parametrize("case", sorted(QUEUE_RETURNS))
-def test_a_queue_hook_returning_what_is_not_messages_ends_the_run(flavour: str, hook: str, case: str) -> None:
+def test_a_queue_hook_returning_what_is_not_messages_ends_the_run(flavour: Flavour, hook: str, case: str) -> None:
     value, text = QUEUE_RETURNS[case]
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL, **{hook: lambda: value}),
                             ScriptedModel(["Hello"]))
@@ -1407,7 +1380,7 @@ def test_a_queue_hook_returning_what_is_not_messages_ends_the_run(flavour: str, 
     assert "hi" not in [getattr(m, "content", None) for m in messages[1:]]
 
 
-def test_queue_hook_text_literally(flavour: str) -> None:
+def test_queue_hook_text_literally(flavour: Flavour) -> None:
     events, messages = play(flavour, "hi", AgentContext(),
                             AgentLoopConfig(model=MODEL, get_steering_messages=lambda: ["hi"]),
                             ScriptedModel(["Hello"]))

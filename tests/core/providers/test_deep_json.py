@@ -10,17 +10,12 @@ through the agent loop, both with the bytes fed straight to a decoder and over l
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import interpreters
-import interpreters.aio
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.frozen import MAX_JSON_DEPTH, FrozenDict
 from agentcore.llm import LlmContext, StreamOptions
@@ -29,6 +24,9 @@ from agentcore.providers import anthropic, google, openai_chat, openai_responses
 from agentcore.providers.base import MAX_PAYLOAD_DEPTH, format_http_error, load_json
 from agentcore.stream import ErrorEvent, StreamEvent
 from agentcore.tools import AgentTool, AgentToolResult
+from flavours import SYNC, Flavour
+from http_script_server import Reply, ScriptServer
+from http_script_server import model_for as http_model
 
 from .helpers import DECODERS, check_shape, decode, model_for
 
@@ -295,10 +293,7 @@ def decoder_stream(api: str, bodies: list[bytes]) -> Any:
 
 def loop_messages(api: str, bodies: list[bytes]) -> tuple[list[Any], list[Any]]:
     config = AgentLoopConfig(model=model_for(api))
-    stream = interpreters.agent_loop("go", AgentContext(tools=[PROBE]), config,
-                                     stream_fn=decoder_stream(api, bodies))
-    events = list(stream)
-    return events, stream.result()
+    return SYNC.run("go", AgentContext(tools=[PROBE]), config, decoder_stream(api, bodies))
 
 
 def invalid_prefix(raw: str) -> tuple[str, str]:
@@ -351,57 +346,38 @@ def test_loop_over_a_decoder_ends_on_a_deep_payload(api: str) -> None:
 
 # --------------------------------------------------------------------------- over loopback HTTP
 
-_HTTP = Path(__file__).resolve().parents[2] / "interpreters" / "http"
 HTTP_APIS = {"openai_chat": "openai-completions", "openai_responses": "openai-responses",
              "anthropic": "anthropic-messages", "gemini": "google-generative-ai"}
 
 
 @pytest.fixture
-def server() -> Iterator[Any]:
-    if str(_HTTP) not in sys.path:
-        sys.path.insert(0, str(_HTTP))
-    from http_script_server import ScriptServer
-
+def server() -> Iterator[ScriptServer]:
     with ScriptServer(seed=7) as srv:
         yield srv
 
 
-def _http_run(flavour: str, api: str, server: Any) -> tuple[list[Any], list[Any]]:
-    from harness import model_for as http_model
-
+def http_run(flavour: Flavour, api: str, server: ScriptServer) -> tuple[list[Any], list[Any]]:
+    """The probe run with the default HTTP stream function against ``server``."""
     model: Model = http_model(HTTP_APIS[api], server.url)
     config = AgentLoopConfig(model=model, api_key="test-key")
     context = AgentContext(tools=[PROBE])
-    if flavour == "sync":
-        stream = interpreters.agent_loop("go", context, config, stream_fn=None)
-        return list(stream), stream.result()
-
-    async def go() -> tuple[list[Any], list[Any]]:
-        s = interpreters.aio.agent_loop("go", context, config, stream_fn=None)
-        return [e async for e in s], await s.result()
-
-    return asyncio.run(go())
+    return flavour.run("go", context, config, None)
 
 
 @pytest.mark.parametrize("api", TEXT_APIS)
-def test_loop_over_http_answers_deep_arguments(api: str, server: Any) -> None:
-    from http_script_server import Reply
-
+def test_loop_over_http_answers_deep_arguments(api: str, server: ScriptServer) -> None:
     raw = TOO_DEEP["brackets_3000"]
     server.add(Reply(body=tool_call_body(api, raw)), Reply(body=text_body(api)))
-    call, text = check_two_turns(*_http_run("sync", api, server))
+    call, text = check_two_turns(*http_run(SYNC, api, server))
     assert call.invalid_json == raw
     head, tail = invalid_prefix(raw)
     assert text.startswith(head) and text.endswith(tail)
     assert server.attempts == 2
 
 
-@pytest.mark.parametrize("flavour", ["sync", "async"])
-def test_loop_over_http_ends_on_a_deep_gemini_payload(flavour: str, server: Any) -> None:
-    from http_script_server import Reply
-
+def test_loop_over_http_ends_on_a_deep_gemini_payload(flavour: Flavour, server: ScriptServer) -> None:
     server.add(Reply(body=tool_call_body("gemini", TOO_DEEP["objects_3000"])))
-    events, messages = _http_run(flavour, "gemini", server)
+    events, messages = http_run(flavour, "gemini", server)
     assert events[-1].type == "agent_end"
     final = messages[-1]
     assert isinstance(final, AssistantMessage) and final.stop_reason == "error"

@@ -1,8 +1,8 @@
-"""Run one call through :class:`HttpStreamer` or :class:`AsyncHttpStreamer` and collect it."""
+"""One call through :class:`HttpStreamer` or :class:`AsyncHttpStreamer` (the ``flavour``'s),
+collected with the sleeps it asked for and, on request, an abort at a chosen event."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from dataclasses import dataclass, field
@@ -11,27 +11,12 @@ from typing import Any
 from agentcore import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model, UserMessage
-from agentcore.providers import get_model
 from agentcore.stream import DoneEvent, ErrorEvent
-from interpreters.http import AsyncHttpStreamer, HttpStreamer
+from events import each_type
+from flavours import Flavour
 from interpreters.signal import AbortSignal
 
-FLAVOURS = ["sync", "async"]
 CONTEXT = LlmContext("", (UserMessage("What is 1231 * 2331?", timestamp=0),))
-
-
-def chat_model(url: str) -> Model:
-    return replace(get_model("openai", "gpt-4o-mini"), api="openai-completions", base_url=url + "/v1")
-
-
-def model_for(api: str, url: str) -> Model:
-    if api == "openai-completions":
-        return chat_model(url)
-    if api == "openai-responses":
-        return replace(get_model("openai", "gpt-4o"), base_url=url + "/v1")
-    if api == "anthropic-messages":
-        return replace(get_model("anthropic", "claude-sonnet-4-5"), base_url=url)
-    return replace(get_model("google", "gemini-2.5-flash"), base_url=url + "/v1beta")
 
 
 @dataclass
@@ -61,12 +46,12 @@ class Outcome:
 
     @property
     def types(self) -> list[str]:
-        return [e.type for e in self.events]
+        return each_type(self.events)
 
 
-def run(flavour: str, model: Model, options: StreamOptions | None = None, *,
-        abort_on: str | None = None, abort_delay: float = 0.02, real_sleep: bool = False,
-        **kw: Any) -> Outcome:
+def one_call(flavour: Flavour, model: Model, options: StreamOptions | None = None, *,
+             abort_on: str | None = None, abort_delay: float = 0.02, real_sleep: bool = False,
+             **kw: Any) -> Outcome:
     """One call. ``abort_on``: abort (from another thread, ``abort_delay`` s later) when an
     event of that type arrives; ``abort_on="start-now"`` aborts right after the call starts."""
     options = options if options is not None else StreamOptions(api_key="test-key")
@@ -93,32 +78,13 @@ def run(flavour: str, model: Model, options: StreamOptions | None = None, *,
             armed[0] = True
             abort_later()
 
+    if not real_sleep:
+        kw.setdefault("sleep", flavour.sleep_into(waits))
     start = time.perf_counter()
     if abort_on == "start-now":
         armed[0] = True
         abort_later()
-    events: list[Any] = []
-    if flavour == "sync":
-        if not real_sleep:
-            kw.setdefault("sleep", waits.append)
-        with HttpStreamer(**kw) as streamer:
-            for event in streamer.stream(model, CONTEXT, options):
-                events.append(event)
-                seen(event)
-    else:
-        async def sleep(delay: float) -> None:
-            waits.append(delay)
-
-        if not real_sleep:
-            kw.setdefault("sleep", sleep)
-
-        async def go() -> None:
-            async with AsyncHttpStreamer(**kw) as streamer:
-                async for event in streamer.stream(model, CONTEXT, options):
-                    events.append(event)
-                    seen(event)
-
-        asyncio.run(go())
+    events = flavour.stream_http(model, CONTEXT, options, seen, **kw)
     end = time.perf_counter()
     assert events, "no events"
     assert isinstance(events[-1], (DoneEvent, ErrorEvent))

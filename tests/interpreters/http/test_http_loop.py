@@ -8,34 +8,20 @@ functions, so the second request carries results computed here, not recorded one
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from http_script_server import ScriptServer, reply_from
 from corpus import load, requires_corpus
+from http_script_server import ScriptServer, reply_from
 
-import interpreters
-import interpreters.aio
 from agentcore import AgentContext, AgentLoopConfig, replace
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage, UserMessage
 from agentcore.providers import get_model
-from interpreters import tool
+from flavours import Flavour
+from sample_tools import add, multiply
 
 pytestmark = requires_corpus
-
-
-@tool
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers."""
-    return a * b
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 @dataclass
@@ -84,33 +70,23 @@ CONVERSATIONS = {
 }
 
 
-def _run(flavour: str, conv: Conversation, server: ScriptServer) -> list[Any]:
+def run_over_http(flavour: Flavour, conv: Conversation, server: ScriptServer) -> list[Any]:
+    """The conversation's run, with the default HTTP stream function (``stream_fn=None``)."""
     model = replace(conv.model, base_url=server.url + conv.prefix)
     context = AgentContext(system_prompt=conv.system, tools=conv.tools)
     config = AgentLoopConfig(model=model, api_key="test-key")
-    if flavour == "sync":
-        stream = interpreters.agent_loop(conv.prompt, context, config, stream_fn=None)
-        events = list(stream)
-        messages = stream.result()
-    else:
-        async def go() -> tuple[list[Any], list[Any]]:
-            s = interpreters.aio.agent_loop(conv.prompt, context, config, stream_fn=None)
-            evs = [e async for e in s]
-            return evs, await s.result()
-
-        events, messages = asyncio.run(go())
+    events, messages = flavour.run(conv.prompt, context, config, None)
     assert events[0].type == "agent_start" and events[-1].type == "agent_end"
     return messages
 
 
-@pytest.mark.parametrize("flavour", ["sync", "async"])
 @pytest.mark.parametrize("api", sorted(CONVERSATIONS))
-def test_full_loop_over_http(api: str, flavour: str, server: ScriptServer) -> None:
+def test_full_loop_over_http(api: str, flavour: Flavour, server: ScriptServer) -> None:
     conv = CONVERSATIONS[api]
     recorded = load(conv.file)
     server.add(*(reply_from(it) for it in recorded))
 
-    messages = _run(flavour, conv, server)
+    messages = run_over_http(flavour, conv, server)
 
     user, first, *results, final = messages
     assert isinstance(user, UserMessage)

@@ -5,28 +5,20 @@ answer is reported at its step with the field in the headline."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
-from harness import chat_model
-from http_script_server import Reply, ScriptServer
+from http_script_server import Reply, ScriptServer, chat_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import interpreters.aio
 from agentcore import AgentContext, AgentLoopConfig, replace
-from interpreters import AbortSignal, agent_loop, tool
-from interpreters.http import AsyncHttpStreamer, HttpStreamer
+from flavours import FLAVOURS
+from interpreters import AbortSignal
 from interpreters.replay import ReplayDivergence, replay
-from interpreters.transcript import TranscriptRecorder, read_transcript
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
+from interpreters.transcript import read_transcript
+from sample_tools import add
 
 
 def sse(chunks: list[dict[str, Any]]) -> bytes:
@@ -63,7 +55,7 @@ answer = st.fixed_dictionaries({
 scenario = st.fixed_dictionaries({
     "answers": st.lists(answer, min_size=1, max_size=3),
     "abort_after": st.one_of(st.none(), st.integers(1, 30)),
-    "flavour": st.sampled_from(["sync", "asyncio"]),
+    "flavour": st.sampled_from(FLAVOURS),
 })
 
 
@@ -83,35 +75,23 @@ def serve(server: ScriptServer, answers: list[dict[str, Any]]) -> None:
     server.add(*(Reply(body=final) for _ in range(4)))  # what a run asks after the scripted answers
 
 
-def record(path: Path, server: ScriptServer, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+def record_over_http(path: Path, server: ScriptServer, sc: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The scenario's run through the flavour's streamer (no retries), recorded."""
     server.clear()
     serve(server, sc["answers"])
     signal = AbortSignal()
     ctx = AgentContext("Add.", [], [add])
     cfg = AgentLoopConfig(model=replace(chat_model(server.url)), api_key="test-key")
-    events: list[Any] = []
+    seen = 0
 
-    def seen(event: Any) -> None:
-        events.append(event)
-        if sc["abort_after"] is not None and len(events) == sc["abort_after"]:
+    def count(event: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if sc["abort_after"] is not None and seen == sc["abort_after"]:
             signal.abort()
 
-    journal = TranscriptRecorder(path, ctx, cfg)
-    if sc["flavour"] == "sync":
-        stream = agent_loop("Go", ctx, cfg, signal=signal, journal=journal,
-                            stream_fn=HttpStreamer(max_retries=0, read_timeout=5.0))
-        for e in stream:
-            seen(e)
-        return events, stream.result()
-
-    async def go() -> list[Any]:
-        s = interpreters.aio.agent_loop("Go", ctx, cfg, signal=signal, journal=journal,
-                                        stream_fn=AsyncHttpStreamer(max_retries=0, read_timeout=5.0))
-        async for e in s:
-            seen(e)
-        return await s.result()
-
-    return events, asyncio.run(go())
+    flavour = sc["flavour"]
+    return flavour.record(path, "Go", ctx, cfg, flavour.http_streamer(max_retries=0, read_timeout=5.0), signal, count)
 
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -164,7 +144,7 @@ def _one_field_changes(path: Path) -> list[tuple[int, int, Any, str]]:
 def test_http_runs_replay_identically_and_every_changed_answer_is_named(
         tmp_path: Path, server: ScriptServer, sc: dict[str, Any], pick: int) -> None:
     path = tmp_path / "run.jsonl"
-    events, messages = record(path, server, sc)
+    events, messages = record_over_http(path, server, sc)
     assert [e.type for e in events].count("agent_end") == 1 and events[-1].type == "agent_end"
     result = replay(path)
     assert result.finished and result.events == events and result.messages == messages

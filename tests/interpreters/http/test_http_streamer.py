@@ -8,8 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
-from harness import CONTEXT, FLAVOURS, chat_model, run
-from http_script_server import Reply, ScriptServer, reply_from
+from flavours import Flavour
+from harness import CONTEXT, one_call
+from http_script_server import Reply, ScriptServer, chat_model, reply_from
 from corpus import load, requires_corpus
 
 import interpreters.http.aio as http_aio  # the default instances' cache, looked into
@@ -35,46 +36,41 @@ def answer() -> Reply:
     return reply_from(load(CHAT)[1])
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_api_key_from_the_provider_environment_variable(flavour: str, server: ScriptServer) -> None:
+def test_api_key_from_the_provider_environment_variable(flavour: Flavour, server: ScriptServer) -> None:
     server.add(answer())
-    out = run(flavour, chat_model(server.url), StreamOptions(), environ={"OPENAI_API_KEY": "sk-env"})
+    out = one_call(flavour, chat_model(server.url), StreamOptions(), environ={"OPENAI_API_KEY": "sk-env"})
     assert out.reason == "stop"
     assert server.requests[0].headers["authorization"] == "Bearer sk-env"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_missing_api_key(flavour: str, server: ScriptServer) -> None:
-    out = run(flavour, replace(get_model("anthropic", "claude-haiku-4-5"), base_url=server.url),
-              StreamOptions(), environ={})
+def test_missing_api_key(flavour: Flavour, server: ScriptServer) -> None:
+    out = one_call(flavour, replace(get_model("anthropic", "claude-haiku-4-5"), base_url=server.url),
+                   StreamOptions(), environ={})
     assert out.reason == "error"
     assert out.error == ("No API key for provider anthropic: set the ANTHROPIC_API_KEY environment "
                          "variable or pass api_key / get_api_key")
     assert out.types == ["error"] and server.attempts == 0
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_local_servers_need_no_key(flavour: str, server: ScriptServer) -> None:
+def test_local_servers_need_no_key(flavour: Flavour, server: ScriptServer) -> None:
     server.add(answer())
     model = custom_openai_model("llama3.2", server.url + "/v1", provider="ollama")
-    out = run(flavour, model, StreamOptions(), environ={})
+    out = one_call(flavour, model, StreamOptions(), environ={})
     assert out.reason == "stop"
     assert "authorization" not in server.requests[0].headers
     assert server.requests[0].path == "/v1/chat/completions"
     assert server.requests[0].json["model"] == "llama3.2"
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_unknown_api(flavour: str) -> None:
-    out = run(flavour, Model(id="m", api="carrier-pigeon", provider="x"))
+def test_unknown_api(flavour: Flavour) -> None:
+    out = one_call(flavour, Model(id="m", api="carrier-pigeon", provider="x"))
     assert out.reason == "error"
     assert out.error == ("No codec for api 'carrier-pigeon'; known: openai-completions, "
                          "openai-responses, anthropic-messages, google-generative-ai")
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
 def test_on_payload_replaces_the_body_and_on_response_sees_each_attempt(
-        flavour: str, server: ScriptServer) -> None:
+        flavour: Flavour, server: ScriptServer) -> None:
     server.add(Reply(503, b"{}", "application/json", {"x-request-id": "r1"}), answer())
     seen: list[tuple[int, str | None]] = []
 
@@ -85,16 +81,15 @@ def test_on_payload_replaces_the_body_and_on_response_sees_each_attempt(
     def on_response(info: dict[str, Any], model: Model) -> None:
         seen.append((info["status"], info["headers"].get("x-request-id")))
 
-    out = run(flavour, chat_model(server.url),
-              StreamOptions(api_key="test-key", on_payload=on_payload, on_response=on_response))
+    out = one_call(flavour, chat_model(server.url),
+                   StreamOptions(api_key="test-key", on_payload=on_payload, on_response=on_response))
     assert out.reason == "stop"
     assert seen == [(503, "r1"), (200, "req_51f3397f64a0302e34a4d78ea85e0585")]
     assert [r.json["temperature"] for r in server.requests] == [0.25, 0.25]
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_async_hooks_are_awaited(flavour: str, server: ScriptServer) -> None:
-    if flavour == "sync":
+def test_async_hooks_are_awaited(flavour: Flavour, server: ScriptServer) -> None:
+    if flavour.name == "sync":
         pytest.skip("async hooks are for the asyncio flavour")
     server.add(answer())
     statuses: list[int] = []
@@ -105,39 +100,36 @@ def test_async_hooks_are_awaited(flavour: str, server: ScriptServer) -> None:
     async def on_response(info: dict[str, Any], model: Model) -> None:
         statuses.append(info["status"])
 
-    out = run(flavour, chat_model(server.url),
-              StreamOptions(api_key="test-key", on_payload=on_payload, on_response=on_response))
+    out = one_call(flavour, chat_model(server.url),
+                   StreamOptions(api_key="test-key", on_payload=on_payload, on_response=on_response))
     assert out.reason == "stop" and statuses == [200]
     assert server.requests[0].json["seed"] == 7
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_a_failing_hook_is_an_error_not_an_exception(flavour: str, server: ScriptServer) -> None:
+def test_a_failing_hook_is_an_error_not_an_exception(flavour: Flavour, server: ScriptServer) -> None:
     def on_payload(body: Any, model: Model) -> Any:
         raise ValueError("bad payload")
 
-    out = run(flavour, chat_model(server.url), StreamOptions(api_key="k", on_payload=on_payload))
+    out = one_call(flavour, chat_model(server.url), StreamOptions(api_key="k", on_payload=on_payload))
     assert out.error == "The on_payload hook raised ValueError: bad payload"
     assert server.attempts == 0
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_the_api_key_never_appears_in_an_error(flavour: str, server: ScriptServer) -> None:
+def test_the_api_key_never_appears_in_an_error(flavour: Flavour, server: ScriptServer) -> None:
     key = "sk-live-0123456789abcdef"
     server.add(Reply(401, json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}})
                      .encode(), "application/json"))
-    out = run(flavour, chat_model(server.url), StreamOptions(api_key=key))
+    out = one_call(flavour, chat_model(server.url), StreamOptions(api_key=key))
     assert out.error is not None and key not in out.error
     assert "Incorrect API key provided: [REDACTED]" in out.error
 
 
-@pytest.mark.parametrize("flavour", FLAVOURS)
-def test_the_api_key_never_appears_in_logs(flavour: str, server: ScriptServer,
+def test_the_api_key_never_appears_in_logs(flavour: Flavour, server: ScriptServer,
                                            caplog: pytest.LogCaptureFixture) -> None:
     key = "sk-live-0123456789abcdef"
     server.add(Reply(503, b"{}", "application/json"), answer())
     with caplog.at_level("DEBUG"):
-        out = run(flavour, chat_model(server.url), StreamOptions(api_key=key))
+        out = one_call(flavour, chat_model(server.url), StreamOptions(api_key=key))
     assert out.reason == "stop"
     assert "retrying" in caplog.text and key not in caplog.text
 
