@@ -11,13 +11,17 @@ the test reads the same under both; under asyncio it runs in a fresh event loop
     messages = flavour.call(flavour.run_agent_loop, "go", context, config, emit)
     result = flavour.call(flavour.replay_llm, path, config, tools)
     events = flavour.stream_http(model, llm_context, options, max_retries=0)   # one HTTP call
+
+``http=`` (a dict of streamer options) gives a run this flavour's HTTP streamer as its
+``stream_fn``, opened inside the run's event loop and closed after it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +47,6 @@ class Flavour:
     run_agent_loop: Callable[..., Any]
     run_agent_loop_continue: Callable[..., Any]
     replay_llm: Callable[..., Any]
-    http_streamer: type[Any]  # HttpStreamer or AsyncHttpStreamer
 
     def __str__(self) -> str:
         return self.name
@@ -71,6 +74,11 @@ class Flavour:
                 ) -> tuple[list[Any], Any]:
         """Iterate the stream ``start()`` returns to its end: ``(events, stream.result())``.
         ``on_event`` sees each event as it comes (it may abort, steer...)."""
+        return self._drive(lambda _streamer: start(), on_event, None)
+
+    def _drive(self, start: Callable[[Any], Any], on_event: Callable[[Any], None] | None,
+               http: Mapping[str, Any] | None) -> tuple[list[Any], Any]:
+        """:meth:`collect`, ``start`` given the streamer ``http`` asks for (or None)."""
         events: list[Any] = []
 
         def seen(event: Any) -> None:
@@ -79,16 +87,18 @@ class Flavour:
                 on_event(event)
 
         if not self.is_async:
-            stream = start()
-            for event in stream:
-                seen(event)
-            return events, stream.result()
+            with HttpStreamer(**http) if http is not None else contextlib.nullcontext() as streamer:
+                stream = start(streamer)
+                for event in stream:
+                    seen(event)
+                return events, stream.result()
 
         async def main() -> Any:
-            astream = start()
-            async for event in astream:
-                seen(event)
-            return await astream.result()
+            async with AsyncHttpStreamer(**http) if http is not None else contextlib.nullcontext() as streamer:
+                astream = start(streamer)
+                async for event in astream:
+                    seen(event)
+                return await astream.result()
 
         return events, asyncio.run(main())
 
@@ -116,17 +126,16 @@ class Flavour:
         return events, asyncio.run(main())
 
     def run(self, prompt: Any, context: Any, config: Any, stream_fn: Any, signal: AbortSignal | None = None,
-            on_event: Callable[[Any], None] | None = None, **options: Any) -> tuple[list[Any], list[Any]]:
+            on_event: Callable[[Any], None] | None = None, *, http: Mapping[str, Any] | None = None,
+            **options: Any) -> tuple[list[Any], list[Any]]:
         """``agent_loop`` to its end: ``(events, messages)``; ``options`` go to ``agent_loop``
-        (``journal=``, ``clock=``)."""
-        return self.collect(lambda: self.agent_loop(prompt, context, config, signal, stream_fn, **options),
-                            on_event)
-
-    def run_continue(self, context: Any, config: Any, stream_fn: Any, signal: AbortSignal | None = None,
-                     on_event: Callable[[Any], None] | None = None, **options: Any) -> tuple[list[Any], list[Any]]:
-        """``agent_loop_continue`` to its end: ``(events, messages)``."""
-        return self.collect(lambda: self.agent_loop_continue(context, config, signal, stream_fn, **options),
-                            on_event)
+        (``journal=``, ``clock=``). With ``http``, ``stream_fn`` is None: the run streams through
+        a streamer of this flavour opened with those options."""
+        if http is not None and stream_fn is not None:
+            raise ValueError("http= opens the run's stream function: stream_fn must be None")
+        return self._drive(lambda streamer: self.agent_loop(prompt, context, config, signal,
+                                                            stream_fn if http is None else streamer, **options),
+                           on_event, http)
 
     def record(self, path: Path, prompt: Any, context: Any, config: Any, stream_fn: Any,
                signal: AbortSignal | None = None, on_event: Callable[[Any], None] | None = None, *,
@@ -173,7 +182,7 @@ class Flavour:
 
 
 SYNC = Flavour("sync", interpreters.agent_loop, interpreters.agent_loop_continue, interpreters.run_agent_loop,
-               interpreters.run_agent_loop_continue, replay_llm, HttpStreamer)
+               interpreters.run_agent_loop_continue, replay_llm)
 ASYNCIO = Flavour("asyncio", aio.agent_loop, aio.agent_loop_continue, aio.run_agent_loop,
-                  aio.run_agent_loop_continue, areplay_llm, AsyncHttpStreamer)
+                  aio.run_agent_loop_continue, areplay_llm)
 FLAVOURS = (SYNC, ASYNCIO)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -26,6 +26,8 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
+from clocks import clock
+from events import each_type
 from interpreters import aio as aio_module
 from interpreters.agent import (
     CONTINUE_BUSY,
@@ -38,15 +40,7 @@ from interpreters.agent import (
 from interpreters.scripted import ScriptedModel, error, tool_call
 
 MODEL = Model(id="m")
-TS = 1000
-
-
-def clock() -> int:
-    return TS
-
-
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(coro)
+TS = clock.at  # every timestamp of these runs
 
 
 def make_agent(replies: Any, **options: Any) -> tuple[Agent, ScriptedModel]:
@@ -54,14 +48,11 @@ def make_agent(replies: Any, **options: Any) -> tuple[Agent, ScriptedModel]:
     return Agent(model=MODEL, stream_fn=model, clock=clock, **options), model
 
 
-def record(agent: Agent) -> list[Any]:
+def events_of(agent: Agent) -> list[Any]:
+    """The list the agent's events go to from now on."""
     events: list[Any] = []
     agent.subscribe(events.append)
     return events
-
-
-def types(events: list[Any]) -> list[str]:
-    return [e.type for e in events]
 
 
 def texts(agent: Agent) -> list[tuple[str, str]]:
@@ -171,25 +162,25 @@ def test_options_reach_the_stream_function() -> None:
                               temperature=0.25, max_tokens=99)
     agent.set_model(Model(id="thinker", reasoning=True))
     agent.set_thinking_level("medium")
-    run(agent.prompt("hello"))
+    asyncio.run(agent.prompt("hello"))
     options = model.requests[0].options
     assert (options.session_id, options.thinking_budgets, options.temperature, options.max_tokens,
             options.thinking_level) == ("session-abc", {"low": 512}, 0.25, 99, "medium")
     agent.session_id = "session-def"
-    run(agent.prompt("again"))
+    asyncio.run(agent.prompt("again"))
     assert model.requests[1].options.session_id == "session-def"
 
 
 def test_a_model_that_does_not_reason_gets_no_thinking_level() -> None:
     agent, model = make_agent(["ok"])
     agent.set_thinking_level("high")  # MODEL does not reason
-    run(agent.prompt("hello"))
+    asyncio.run(agent.prompt("hello"))
     assert model.requests[0].options.thinking_level == "off"
 
 
 def test_subscribe_emits_nothing_and_setters_emit_nothing() -> None:
     agent = Agent()
-    events = record(agent)
+    events = events_of(agent)
     agent.set_system_prompt("x")
     agent.steer("y")
     assert events == []
@@ -200,9 +191,9 @@ def test_subscribe_emits_nothing_and_setters_emit_nothing() -> None:
 
 def test_prompt_text_events_and_messages() -> None:
     agent, model = make_agent(["Hello!"], system_prompt="Be brief.")
-    events = record(agent)
-    run(agent.prompt("Hi"))
-    assert types(events) == SIMPLE_RUN
+    events = events_of(agent)
+    asyncio.run(agent.prompt("Hi"))
+    assert each_type(events) == SIMPLE_RUN
     assert [e.assistant_message_event.type for e in events if e.type == "message_update"] == [
         "text_start", "text_delta", "text_end"]
     assert agent.state.messages == [UserMessage("Hi", timestamp=TS), events[8].message]
@@ -215,40 +206,40 @@ def test_prompt_text_events_and_messages() -> None:
 def test_prompt_with_images() -> None:
     agent, model = make_agent(["A cat."])
     image = ImageContent("aGVsbG8=", "image/png")
-    run(agent.prompt("What is this?", images=[image]))
+    asyncio.run(agent.prompt("What is this?", images=[image]))
     expected = UserMessage((TextContent("What is this?"), image), timestamp=TS)
     assert agent.state.messages[0] == expected
     assert list(model.requests[0].context.messages) == [expected]
     with pytest.raises(TypeError, match="images can only be given with a text prompt"):
-        run(agent.prompt(UserMessage("x"), images=[image]))
+        asyncio.run(agent.prompt(UserMessage("x"), images=[image]))
 
 
 def test_prompt_with_a_message_and_a_message_list() -> None:
     agent, model = make_agent(["one", "two"])
-    events = record(agent)
-    run(agent.prompt(UserMessage("single", timestamp=5)))
-    run(agent.prompt([UserMessage("first", timestamp=6), UserMessage("second", timestamp=7)]))
+    events = events_of(agent)
+    asyncio.run(agent.prompt(UserMessage("single", timestamp=5)))
+    asyncio.run(agent.prompt([UserMessage("first", timestamp=6), UserMessage("second", timestamp=7)]))
     assert texts(agent) == [("user", "single"), ("assistant", "one"), ("user", "first"), ("user", "second"),
                             ("assistant", "two")]
     second_run = events[len(SIMPLE_RUN):]
-    assert types(second_run)[:6] == ["agent_start", "turn_start", "message_start", "message_end",
-                                     "message_start", "message_end"]
+    assert each_type(second_run)[:6] == ["agent_start", "turn_start", "message_start", "message_end",
+                                         "message_start", "message_end"]
     assert [m.text for m in model.requests[1].context.messages] == ["single", "one", "first", "second"]
     with pytest.raises(ValueError, match="at least one message"):
-        run(agent.prompt([]))
+        asyncio.run(agent.prompt([]))
 
 
 def test_prompt_without_model() -> None:
     agent = Agent(stream_fn=ScriptedModel(["x"]))
     with pytest.raises(RuntimeError, match="No model configured"):
-        run(agent.prompt("hi"))
+        asyncio.run(agent.prompt("hi"))
     assert agent.state.messages == [] and agent.is_running is False
 
 
 def test_history_is_sent_on_the_next_prompt() -> None:
     agent, model = make_agent(["first answer", "second answer"])
-    run(agent.prompt("one"))
-    run(agent.prompt("two"))
+    asyncio.run(agent.prompt("one"))
+    asyncio.run(agent.prompt("two"))
     assert [m.text for m in model.requests[1].context.messages] == ["one", "first answer", "two"]
 
 
@@ -261,12 +252,12 @@ def test_subscribe_and_unsubscribe() -> None:
     second: list[Any] = []
     unsubscribe = agent.subscribe(first.append)
     agent.subscribe(second.append)
-    run(agent.prompt("1"))
+    asyncio.run(agent.prompt("1"))
     unsubscribe()
     unsubscribe()  # harmless twice
-    run(agent.prompt("2"))
-    assert types(first) == SIMPLE_RUN
-    assert types(second) == SIMPLE_RUN + SIMPLE_RUN
+    asyncio.run(agent.prompt("2"))
+    assert each_type(first) == SIMPLE_RUN
+    assert each_type(second) == SIMPLE_RUN + SIMPLE_RUN
 
 
 def test_async_listener_is_awaited() -> None:
@@ -278,7 +269,7 @@ def test_async_listener_is_awaited() -> None:
         seen.append(event.type)
 
     agent.subscribe(listener)
-    run(agent.prompt("1"))
+    asyncio.run(agent.prompt("1"))
     assert seen == SIMPLE_RUN
 
 
@@ -289,10 +280,10 @@ def test_listener_that_raises_is_logged_and_others_still_get_events(caplog: pyte
         raise RuntimeError(f"listener broke on {event.type}")
 
     agent.subscribe(bad)
-    events = record(agent)
+    events = events_of(agent)
     with caplog.at_level(logging.ERROR, logger="agentcore"):
-        run(agent.prompt("go"))
-    assert types(events) == SIMPLE_RUN
+        asyncio.run(agent.prompt("go"))
+    assert each_type(events) == SIMPLE_RUN
     assert texts(agent) == [("user", "go"), ("assistant", "fine")]
     assert agent.state.error is None
     assert len([r for r in caplog.records if "listener" in r.getMessage()]) == len(SIMPLE_RUN)
@@ -313,7 +304,7 @@ def test_state_is_updated_before_listeners_see_the_event() -> None:
             assert stream is event.message
 
     agent.subscribe(listener)
-    run(agent.prompt("go"))
+    asyncio.run(agent.prompt("go"))
     none: frozenset[str] = frozenset()
     t1 = frozenset({"t1"})
     assert seen == [
@@ -355,7 +346,7 @@ def test_pending_tool_calls_while_a_tool_runs() -> None:
         await task
         assert agent.state.pending_tool_calls == frozenset()
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 # --------------------------------------------------------------------------- steering and follow-ups
@@ -364,7 +355,7 @@ def test_pending_tool_calls_while_a_tool_runs() -> None:
 async def _steer_during_tool(mode: str, replies: list[Any]) -> tuple[Agent, ScriptedModel, list[Any]]:
     gate = Gate()
     agent, model = make_agent(replies, tools=[gate.tool], steering_mode=mode)
-    events = record(agent)
+    events = events_of(agent)
     task = asyncio.create_task(agent.prompt("go"))
     await gate.started.wait()
     agent.steer(UserMessage("steer A", timestamp=2))
@@ -376,7 +367,8 @@ async def _steer_during_tool(mode: str, replies: list[Any]) -> tuple[Agent, Scri
 
 
 def test_steering_while_a_tool_runs_one_at_a_time() -> None:
-    agent, model, events = run(_steer_during_tool("one-at-a-time", [tool_call("wait", {}), "after A", "after B"]))
+    agent, model, events = asyncio.run(_steer_during_tool("one-at-a-time",
+                                                          [tool_call("wait", {}), "after A", "after B"]))
     assert texts(agent) == [
         ("user", "go"), ("assistant", ""), ("toolResult", "released"),
         ("user", "steer A"), ("assistant", "after A"),
@@ -384,28 +376,28 @@ def test_steering_while_a_tool_runs_one_at_a_time() -> None:
     ]
     assert agent.state.messages[5] == UserMessage("steer B", timestamp=TS)
     # the tool finished before the steering message was delivered, at the start of the next turn
-    tail = types(events)[types(events).index("tool_execution_end"):]
+    tail = each_type(events)[each_type(events).index("tool_execution_end"):]
     assert tail[:8] == ["tool_execution_end", "message_start", "message_end", "turn_end",
                         "turn_start", "message_start", "message_end", "message_start"]
-    assert types(events).count("turn_start") == 3
+    assert each_type(events).count("turn_start") == 3
     assert [m.text for m in model.requests[1].context.messages][-2:] == ["released", "steer A"]
     assert not agent.has_queued_messages()
 
 
 def test_steering_while_a_tool_runs_all_mode() -> None:
-    agent, model, events = run(_steer_during_tool("all", [tool_call("wait", {}), "after A and B"]))
+    agent, model, events = asyncio.run(_steer_during_tool("all", [tool_call("wait", {}), "after A and B"]))
     assert texts(agent) == [
         ("user", "go"), ("assistant", ""), ("toolResult", "released"),
         ("user", "steer A"), ("user", "steer B"), ("assistant", "after A and B"),
     ]
     assert model.calls == 2
-    assert types(events).count("turn_start") == 2
+    assert each_type(events).count("turn_start") == 2
 
 
 def test_steering_queued_before_prompt_is_taken_at_the_start() -> None:
     agent, model = make_agent(["answer"])
     agent.steer("also this")
-    run(agent.prompt("question"))
+    asyncio.run(agent.prompt("question"))
     assert texts(agent) == [("user", "question"), ("user", "also this"), ("assistant", "answer")]
     assert model.calls == 1
 
@@ -414,7 +406,7 @@ def test_follow_up_runs_after_the_agent_would_stop() -> None:
     async def scenario() -> tuple[Agent, list[Any]]:
         gate = Gate()
         agent, _ = make_agent([tool_call("wait", {}), "done", "follow-up answer"], tools=[gate.tool])
-        events = record(agent)
+        events = events_of(agent)
         task = asyncio.create_task(agent.prompt("go"))
         await gate.started.wait()
         agent.follow_up("one more thing")
@@ -422,14 +414,14 @@ def test_follow_up_runs_after_the_agent_would_stop() -> None:
         await task
         return agent, events
 
-    agent, events = run(scenario())
+    agent, events = asyncio.run(scenario())
     # not delivered after the tool result (that is steering), but after the final answer
     assert texts(agent) == [
         ("user", "go"), ("assistant", ""), ("toolResult", "released"),
         ("assistant", "done"), ("user", "one more thing"), ("assistant", "follow-up answer"),
     ]
-    assert types(events).count("agent_end") == 1
-    assert types(events).count("turn_start") == 3
+    assert each_type(events).count("agent_end") == 1
+    assert each_type(events).count("turn_start") == 3
 
 
 def test_follow_up_modes() -> None:
@@ -437,14 +429,14 @@ def test_follow_up_modes() -> None:
     agent.follow_up("f1")
     agent.follow_up("f2")
     # one-at-a-time: the prompt's own answer, then f1 and f2 each get their own turn
-    run(agent.prompt("p"))
+    asyncio.run(agent.prompt("p"))
     assert texts(agent) == [("user", "p"), ("assistant", "r1"), ("user", "f1"), ("assistant", "r2"),
                             ("user", "f2"), ("assistant", "r3")]
 
     agent2, model2 = make_agent(["r1", "r2"], follow_up_mode="all")
     agent2.follow_up("f1")
     agent2.follow_up("f2")
-    run(agent2.prompt("p"))
+    asyncio.run(agent2.prompt("p"))
     assert texts(agent2) == [("user", "p"), ("assistant", "r1"), ("user", "f1"), ("user", "f2"),
                              ("assistant", "r2")]
 
@@ -479,12 +471,12 @@ def test_continue_from_assistant_with_queued_steering() -> None:
     agent.replace_messages(_assistant_tail())
     agent.steer("s1")
     agent.steer("s2")
-    events = record(agent)
-    run(agent.continue_())
+    events = events_of(agent)
+    asyncio.run(agent.continue_())
     # s1 is the prompt of the run; the initial steering poll is skipped; s2 comes after the turn
     assert texts(agent) == [("user", "Initial"), ("assistant", "Initial response"), ("user", "s1"),
                             ("assistant", "r1"), ("user", "s2"), ("assistant", "r2")]
-    assert types(events)[:5] == ["agent_start", "turn_start", "message_start", "message_end", "message_start"]
+    assert each_type(events)[:5] == ["agent_start", "turn_start", "message_start", "message_end", "message_start"]
     assert events[2].message.text == "s1"
     assert [m.text for m in model.requests[0].context.messages] == ["Initial", "Initial response", "s1"]
     assert not agent.has_queued_messages()
@@ -494,39 +486,39 @@ def test_continue_from_assistant_with_queued_follow_up() -> None:
     agent, model = make_agent(["Done."])
     agent.replace_messages(_assistant_tail())
     agent.follow_up(UserMessage((TextContent("Queued follow-up"),), timestamp=3))
-    events = record(agent)
-    run(agent.continue_())
+    events = events_of(agent)
+    asyncio.run(agent.continue_())
     assert texts(agent) == [("user", "Initial"), ("assistant", "Initial response"),
                             ("user", "Queued follow-up"), ("assistant", "Done.")]
-    assert types(events) == SIMPLE_RUN
+    assert each_type(events) == SIMPLE_RUN
 
 
 def test_continue_from_assistant_with_nothing_queued_raises() -> None:
     agent, model = make_agent(["never"])
     agent.replace_messages(_assistant_tail())
-    events = record(agent)
+    events = events_of(agent)
     with pytest.raises(ValueError, match="^Cannot continue from message role: assistant$"):
-        run(agent.continue_())
+        asyncio.run(agent.continue_())
     assert events == [] and model.calls == 0 and agent.is_running is False
 
 
 def test_continue_with_no_messages() -> None:
     agent, _ = make_agent(["hello"])
     with pytest.raises(ValueError, match="^No messages to continue from$"):
-        run(agent.continue_())
+        asyncio.run(agent.continue_())
     agent.follow_up("start here")
-    run(agent.continue_())
+    asyncio.run(agent.continue_())
     assert texts(agent) == [("user", "start here"), ("assistant", "hello")]
 
 
 def test_continue_from_a_user_message() -> None:
     agent, model = make_agent(["retry"])
     agent.replace_messages([UserMessage("question", timestamp=1)])
-    events = record(agent)
-    run(agent.continue_())
+    events = events_of(agent)
+    asyncio.run(agent.continue_())
     assert texts(agent) == [("user", "question"), ("assistant", "retry")]
-    assert types(events) == ["agent_start", "turn_start", "message_start", "message_update", "message_update",
-                             "message_update", "message_end", "turn_end", "agent_end"]
+    assert each_type(events) == ["agent_start", "turn_start", "message_start", "message_update",
+                                 "message_update", "message_update", "message_end", "turn_end", "agent_end"]
 
 
 # --------------------------------------------------------------------------- one run at a time
@@ -551,7 +543,7 @@ def test_prompt_and_continue_while_running_raise() -> None:
         assert texts(agent) == [("user", "first"), ("assistant", ""), ("toolResult", "released"),
                                 ("assistant", "done")]
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 def test_prompt_from_agent_end_listener_is_refused() -> None:
@@ -566,7 +558,7 @@ def test_prompt_from_agent_end_listener_is_refused() -> None:
                 errors.append(str(exc))
 
     agent.subscribe(listener)
-    run(agent.prompt("once"))
+    asyncio.run(agent.prompt("once"))
     assert errors == [PROMPT_BUSY]
     assert texts(agent) == [("user", "once"), ("assistant", "a")]
 
@@ -588,7 +580,7 @@ def test_wait_for_idle() -> None:
         assert texts(agent)[-1] == ("assistant", "done")
         await task
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 # --------------------------------------------------------------------------- abort and failures
@@ -599,7 +591,7 @@ def test_abort_mid_stream() -> None:
         model = ScriptedModel(["a rather long answer that streams slowly", "after abort"],
                               chunk_size=1, delay=0.002, clock=clock)
         agent = Agent(model=MODEL, stream_fn=model, clock=clock)
-        events = record(agent)
+        events = events_of(agent)
         updates = 0
 
         def on_event(event: Any) -> None:
@@ -616,14 +608,14 @@ def test_abort_mid_stream() -> None:
         assert last.error_message == "Request was aborted"
         assert agent.state.error == "Request was aborted"
         assert agent.state.is_streaming is False and agent.state.stream_message is None
-        assert types(events)[-3:] == ["message_end", "turn_end", "agent_end"]
-        assert types(events).count("agent_end") == 1
+        assert each_type(events)[-3:] == ["message_end", "turn_end", "agent_end"]
+        assert each_type(events).count("agent_end") == 1
         # idle again: a new prompt works and clears the error
         await agent.prompt("again")
         assert texts(agent)[-1] == ("assistant", "after abort")
         assert agent.state.error is None
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 def test_abort_mid_stream_with_a_slow_async_listener() -> None:
@@ -634,7 +626,7 @@ def test_abort_mid_stream_with_a_slow_async_listener() -> None:
         model = ScriptedModel(["a rather long answer that streams slowly"], chunk_size=1, delay=0.001,
                               clock=clock)
         agent = Agent(model=MODEL, stream_fn=model, clock=clock)
-        events = record(agent)
+        events = events_of(agent)
         updates = 0
         finished_listener_calls = 0
 
@@ -651,11 +643,11 @@ def test_abort_mid_stream_with_a_slow_async_listener() -> None:
         await agent.prompt("go")  # must not raise CancelledError
         last = agent.state.messages[-1]
         assert (last.stop_reason, last.error_message) == ("aborted", "Request was aborted")
-        assert types(events)[-1] == "agent_end" and types(events).count("agent_end") == 1
+        assert each_type(events)[-1] == "agent_end" and each_type(events).count("agent_end") == 1
         assert finished_listener_calls == len(events)  # no listener call was cut short
         assert agent.is_running is False
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 def test_abort_while_a_tool_runs() -> None:
@@ -669,39 +661,39 @@ def test_abort_while_a_tool_runs() -> None:
 
         tool = AgentTool("slow", "Slow", "never ends", {"type": "object"}, execute)
         agent, model = make_agent([tool_call("slow", {}), "never"], tools=[tool])
-        events = record(agent)
+        events = events_of(agent)
         task = asyncio.create_task(agent.prompt("go"))
         await started.wait()
         agent.abort()
         await agent.wait_for_idle()
         await task
-        assert types(events)[-1] == "agent_end" and types(events).count("agent_end") == 1
+        assert each_type(events)[-1] == "agent_end" and each_type(events).count("agent_end") == 1
         assert model.calls == 1
         assert agent.state.is_streaming is False and agent.state.pending_tool_calls == frozenset()
         result = [m for m in agent.state.messages if isinstance(m, ToolResultMessage)]
         assert len(result) == 1 and result[0].is_error
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 def test_cancelled_prompt_task_leaves_the_agent_idle() -> None:
     async def scenario() -> None:
         gate = Gate()
         agent, _ = make_agent([tool_call("wait", {}), "never"], tools=[gate.tool])
-        events = record(agent)
+        events = events_of(agent)
         task = asyncio.create_task(agent.prompt("go"))
         await gate.started.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert types(events)[-1] == "agent_end"
+        assert each_type(events)[-1] == "agent_end"
         last = agent.state.messages[-1]
         assert (last.role, last.stop_reason, last.error_message) == ("assistant", "aborted", "Agent run was cancelled")
         assert agent.state.is_streaming is False and agent.is_running is False
         assert agent.state.pending_tool_calls == frozenset()
         await agent.wait_for_idle()
 
-    run(scenario())
+    asyncio.run(scenario())
 
 
 def test_abort_when_idle_does_nothing() -> None:
@@ -712,13 +704,13 @@ def test_abort_when_idle_does_nothing() -> None:
 
 def test_error_reply_sets_state_error() -> None:
     agent, _ = make_agent([error("boom"), "fine"])
-    events = record(agent)
-    run(agent.prompt("go"))
+    events = events_of(agent)
+    asyncio.run(agent.prompt("go"))
     last = agent.state.messages[-1]
     assert (last.role, last.stop_reason, last.error_message) == ("assistant", "error", "boom")
     assert agent.state.error == "boom"
-    assert types(events)[-2:] == ["turn_end", "agent_end"]
-    run(agent.prompt("again"))
+    assert each_type(events)[-2:] == ["turn_end", "agent_end"]
+    asyncio.run(agent.prompt("again"))
     assert agent.state.error is None
 
 
@@ -738,9 +730,9 @@ def _failing_loop(fail_with: BaseException, abort: bool = False) -> Callable[...
 def test_unexpected_failure_becomes_an_error_message(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(aio_module, "agent_loop", _failing_loop(RuntimeError("kaput")))
     agent, _ = make_agent(["unused"])
-    events = record(agent)
-    run(agent.prompt("go"))
-    assert types(events) == ["agent_start", "agent_end"]
+    events = events_of(agent)
+    asyncio.run(agent.prompt("go"))
+    assert each_type(events) == ["agent_start", "agent_end"]
     last = agent.state.messages[-1]
     assert isinstance(last, AssistantMessage)
     assert (last.stop_reason, last.error_message, last.model, last.timestamp) == ("error", "kaput", "m", TS)
@@ -752,14 +744,14 @@ def test_unexpected_failure_becomes_an_error_message(monkeypatch: pytest.MonkeyP
 def test_unexpected_failure_after_abort_is_aborted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(aio_module, "agent_loop", _failing_loop(RuntimeError("gone"), abort=True))
     agent, _ = make_agent(["unused"])
-    run(agent.prompt("go"))
+    asyncio.run(agent.prompt("go"))
     assert agent.state.messages[-1].stop_reason == "aborted"
     assert agent.state.error == "gone"
 
 
 def test_reset() -> None:
     agent, _ = make_agent([error("bad")])
-    run(agent.prompt("go"))
+    asyncio.run(agent.prompt("go"))
     agent.steer("s")
     agent.follow_up("f")
     assert agent.state.error == "bad"
@@ -785,7 +777,7 @@ def test_sync_agent_prompt_and_state() -> None:
         agent.continue_()
         assert [(m.role, m.text) for m in agent.state.messages] == [
             ("user", "Hello"), ("assistant", "Hi!"), ("user", "and goodbye"), ("assistant", "Bye!")]
-        assert types(events) == SIMPLE_RUN + SIMPLE_RUN
+        assert each_type(events) == SIMPLE_RUN + SIMPLE_RUN
 
 
 def test_sync_agent_steer_and_abort_from_other_threads() -> None:

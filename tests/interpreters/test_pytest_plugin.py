@@ -34,32 +34,32 @@ def test_agent(agent_recording):
 '''
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+def run_pytest(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-s", *args)  # the plugin comes in through its pytest11 entry point
 
 
 def test_records_once_then_replays(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
-    first = run(pytester)
+    first = run_pytest(pytester)
     first.assert_outcomes(passed=1)
     first.stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
     transcript = pytester.path / "transcripts" / "test_agent.jsonl"
     header = json.loads(transcript.read_text().splitlines()[0])
     assert header["transcript"] == "agentcore-fx" and header["tools"][0]["name"] == "shout"
 
-    second = run(pytester)
+    second = run_pytest(pytester)
     second.assert_outcomes(passed=1)
     # The model is not called; the tool runs live.
     second.stdout.fnmatch_lines(["*REPLAYED 0 calls=hi*"])
-    third = run(pytester, "--agentcore-record-mode=none")
+    third = run_pytest(pytester, "--agentcore-record-mode=none")
     third.assert_outcomes(passed=1)
 
 
 def test_divergence_fails_with_the_diff(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
-    run(pytester).assert_outcomes(passed=1)
+    run_pytest(pytester).assert_outcomes(passed=1)
     pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('SUFFIX = "!"', 'SUFFIX = "?"'))
-    result = run(pytester)
+    result = run_pytest(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*agent run diverged from test_agent.jsonl:*",
@@ -78,35 +78,35 @@ def test_divergence_fails_with_the_diff(pytester: pytest.Pytester) -> None:
 
 def test_none_mode_without_transcript_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
-    result = run(pytester, "--agentcore-record-mode=none")
+    result = run_pytest(pytester, "--agentcore-record-mode=none")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no recorded transcript at *test_agent.jsonl (record mode 'none')*"])
 
 
 def test_all_and_new_episodes_record_again(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
-    run(pytester).assert_outcomes(passed=1)
-    run(pytester, "--agentcore-record-mode=all").stdout.fnmatch_lines(["*RECORDED 2*"])
+    run_pytest(pytester).assert_outcomes(passed=1)
+    run_pytest(pytester, "--agentcore-record-mode=all").stdout.fnmatch_lines(["*RECORDED 2*"])
     pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('SUFFIX = "!"', 'SUFFIX = "?"').replace('"HI!"', '"HI?"'))
-    result = run(pytester, "--agentcore-record-mode=new_episodes")
+    result = run_pytest(pytester, "--agentcore-record-mode=new_episodes")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*RECORDED 2*"])
-    run(pytester, "--agentcore-record-mode=none").stdout.fnmatch_lines(["*REPLAYED 0*"])
+    run_pytest(pytester, "--agentcore-record-mode=none").stdout.fnmatch_lines(["*REPLAYED 0*"])
 
 
 def test_a_changed_prompt_or_system_prompt_is_not_replayed_against_the_old_recording(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
-    run(pytester).assert_outcomes(passed=1)
+    run_pytest(pytester).assert_outcomes(passed=1)
     pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Shout hi"', '"Whisper hi"'))
-    changed = run(pytester)
+    changed = run_pytest(pytester)
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*agent run diverged from test_agent.jsonl: the prompt changed since it was "
                                   "recorded; re-record it with --agentcore-record-mode=new_episodes*"])
     pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Be loud."', '"Be quiet."'))
-    changed = run(pytester)
+    changed = run_pytest(pytester)
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*the context or config changed since it was recorded (system_prompt)*"])
-    rerecorded = run(pytester, "--agentcore-record-mode=new_episodes")
+    rerecorded = run_pytest(pytester, "--agentcore-record-mode=new_episodes")
     rerecorded.assert_outcomes(passed=1)
     rerecorded.stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
 
@@ -123,7 +123,7 @@ class TestB:
         _body(agent_recording)
 '''
     pytester.makepyfile(test_recorded_agent=body)
-    run(pytester).assert_outcomes(passed=2)
+    run_pytest(pytester).assert_outcomes(passed=2)
     names = sorted(p.name for p in (pytester.path / "transcripts").iterdir())
     assert names == ["TestA__test_same.jsonl", "TestB__test_same.jsonl"]
 
@@ -139,10 +139,10 @@ def test_a_recording_with_secrets_in_its_start_replays(pytester: pytest.Pytester
         '"Shout hi"', '"Shout hi with sk-proj-' + "a" * 30 + '"')
     assert secret_file != TEST_FILE
     pytester.makepyfile(test_recorded_agent=secret_file)
-    run(pytester).stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
+    run_pytest(pytester).stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
     transcript = (pytester.path / "transcripts" / "test_agent.jsonl").read_text()
     assert "myVerySecretApiKey42" not in transcript and "abcdefgh12345678abcd" not in transcript
-    second = run(pytester)
+    second = run_pytest(pytester)
     second.assert_outcomes(passed=1)
     second.stdout.fnmatch_lines(["*REPLAYED 0 calls=hi*"])
 
@@ -167,11 +167,11 @@ def test_the_failure(agent_recording):
 
 def test_a_run_that_failed_is_not_recorded(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_failing_agent=FAILING_TEST)
-    result = run(pytester)
+    result = run_pytest(pytester)
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*recording not saved: the run failed: the provider is down. Fix the run and "
                                  "record again, or mark the test with @pytest.mark.agent_record_failed_runs if "
                                  "the failure is what it tests.*"])
     transcripts = sorted(p.name for p in (pytester.path / "transcripts").iterdir())
     assert transcripts == ["test_the_failure.jsonl"]  # the marked test keeps its recording
-    run(pytester).assert_outcomes(failed=1, passed=1)  # still not recorded, still replays the other
+    run_pytest(pytester).assert_outcomes(failed=1, passed=1)  # still not recorded, still replays the other

@@ -1,8 +1,10 @@
 """The Ray interpreter (interpreters/ray.py) on a real local Ray cluster.
 
 The cluster (2 CPUs, no dashboard) is started once for the module. Everything the workers
-call (factories, tools, the clock) is a module-level function of this file, so it pickles by
-reference; the tests directory is put on the workers' PYTHONPATH.
+call (factories, tools, the clock) is module-level, in this file or in the shared helpers
+(tests/clocks.py, tests/sample_tools.py), so it pickles by reference; the repository, the tests
+directory and this one are put on the workers' PYTHONPATH (the repository first: a worker must
+not take ``tests/interpreters`` for the library).
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
+from clocks import clock  # noqa: E402
 from interpreters import ScriptedModel, run_agent_loop, tool  # noqa: E402
 from interpreters.ray import RunJob, RunResult, remote_tool, replay_many, run_many  # noqa: E402
 from interpreters.scripted import Reply, ScriptedCall  # noqa: E402
+from sample_tools import add_text  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
 HERE = Path(__file__).resolve().parent
+WORKER_PATH = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -43,23 +48,13 @@ def cluster() -> Iterator[None]:
         include_dashboard=False,
         object_store_memory=150 * 1024 * 1024,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}},
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([*WORKER_PATH, os.environ.get("PYTHONPATH", "")])}},
     )
     yield
     ray.shutdown()
 
 
 # --------------------------------------------------------------------------- a scripted scenario
-
-
-def clock() -> int:
-    return 1_000
-
-
-@tool
-def add(a: int, b: int) -> str:
-    """Add two numbers."""
-    return str(a + b)
 
 
 @tool
@@ -92,7 +87,7 @@ def stream_fn_factory(job: Any) -> ScriptedModel:
 
 
 def scripted_jobs(count: int) -> list[RunJob]:
-    return [RunJob(f"run-{n:04d}", f"Task {n}", AgentContext("You add.", [], [add, shout]), data=n)
+    return [RunJob(f"run-{n:04d}", f"Task {n}", AgentContext("You add.", [], [add_text, shout]), data=n)
             for n in range(count)]
 
 
@@ -311,7 +306,7 @@ def replay_config(path: Path) -> AgentLoopConfig:
 
 
 def replay_tools(path: Path) -> list[AgentTool]:
-    return [add, shout]
+    return [add_text, shout]
 
 
 # -- tools that ask for cluster resources

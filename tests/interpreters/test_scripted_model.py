@@ -23,6 +23,7 @@ from agentcore.messages import (
     UserMessage,
 )
 from agentcore.stream import DoneEvent, ErrorEvent, StreamEvent
+from events import each_type
 from interpreters import scripted
 from interpreters.scripted import (
     Reply,
@@ -56,10 +57,6 @@ def aevents_of(model: ScriptedModel, context: LlmContext = CTX, options: Any = N
     return asyncio.run(_collect(model(MODEL, context, options)))
 
 
-def types(events: Iterable[StreamEvent]) -> list[str]:
-    return [e.type for e in events]
-
-
 def final(events: list[StreamEvent]) -> AssistantMessage:
     last = events[-1]
     if isinstance(last, DoneEvent):
@@ -80,7 +77,7 @@ def msg(*content: Any, stop_reason: Any = "stop", usage: Usage, error_message: s
 
 def test_text_reply_streams_in_chunks() -> None:
     events = events_of(ScriptedModel([text("Hello, world!")]))
-    assert types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert each_type(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
     assert [e.delta for e in events if e.type == "text_delta"] == ["Hello, w", "orld!"]  # type: ignore[union-attr]
     assert [e.content_index for e in events[1:5]] == [0, 0, 0, 0]  # type: ignore[union-attr]
     assert events[2].partial.text == "Hello, w"  # type: ignore[union-attr]
@@ -103,7 +100,7 @@ def test_thinking_text_and_tool_calls_in_order() -> None:
         tool_calls=(ScriptedCall("ls", {"path": "/tmp"}), ScriptedCall("read", {"path": "a.txt"})),
     )
     events = events_of(ScriptedModel([reply]))
-    assert types(events) == [
+    assert each_type(events) == [
         "start",
         "thinking_start", "thinking_delta", "thinking_delta", "thinking_end",
         "text_start", "text_delta", "text_delta", "text_end",
@@ -143,13 +140,13 @@ def test_tool_call_ids_count_per_model_and_explicit_ids_are_kept() -> None:
 def test_tool_call_helper_with_text_and_thinking() -> None:
     reply = tool_call("add", {"a": 1}, text="Adding.", thinking="hmm")
     assert reply == Reply(text="Adding.", thinking="hmm", tool_calls=(ScriptedCall("add", {"a": 1}),))
-    assert types(events_of(ScriptedModel([reply])))[-1] == "done"
+    assert each_type(events_of(ScriptedModel([reply])))[-1] == "done"
 
 
 def test_raw_string_arguments_stream_as_is_and_parse_tolerantly() -> None:
     model = ScriptedModel([tool_call("write", '{"path": "/tmp/x", "body": "cut of')], chunk_size=None)
     events = events_of(model)
-    assert types(events) == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
+    assert each_type(events) == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "done"]
     assert events[2].delta == '{"path": "/tmp/x", "body": "cut of'  # type: ignore[union-attr]
     raw = '{"path": "/tmp/x", "body": "cut of'
     assert final(events).tool_calls == (
@@ -171,13 +168,13 @@ def test_bad_tool_call_specs_are_rejected() -> None:
 
 def test_error_reply_keeps_streamed_text() -> None:
     events = events_of(ScriptedModel([error("Rate limited", text="Partial")]))
-    assert types(events) == ["start", "text_start", "text_delta", "text_end", "error"]
+    assert each_type(events) == ["start", "text_start", "text_delta", "text_end", "error"]
     assert events[-1].reason == "error"  # type: ignore[union-attr]
     assert final(events) == msg(TextContent("Partial"), stop_reason="error",
                                 error_message="Rate limited",
                                 usage=Usage(input=4, output=1, total_tokens=5))
     bare = events_of(ScriptedModel([error("Overloaded")]))
-    assert types(bare) == ["start", "error"]
+    assert each_type(bare) == ["start", "error"]
     assert final(bare) == msg(stop_reason="error", error_message="Overloaded",
                               usage=Usage(input=4, output=0, total_tokens=4))
 
@@ -193,9 +190,9 @@ def test_length_and_explicit_stop_reasons() -> None:
 
 
 def test_empty_reply_and_empty_text() -> None:
-    assert types(events_of(ScriptedModel([Reply()]))) == ["start", "done"]
+    assert each_type(events_of(ScriptedModel([Reply()]))) == ["start", "done"]
     events = events_of(ScriptedModel([""]))
-    assert types(events) == ["start", "text_start", "text_end", "done"]
+    assert each_type(events) == ["start", "text_start", "text_end", "done"]
     assert final(events).content == (TextContent(""),)
 
 
@@ -212,7 +209,7 @@ def test_explicit_usage_wins() -> None:
 def test_chunk_size_none_or_zero_gives_one_delta() -> None:
     for size in (None, 0):
         events = events_of(ScriptedModel(["Hello, world!"], chunk_size=size))
-        assert types(events) == ["start", "text_start", "text_delta", "text_end", "done"]
+        assert each_type(events) == ["start", "text_start", "text_delta", "text_end", "done"]
         assert events[2].delta == "Hello, world!"  # type: ignore[union-attr]
 
 
@@ -249,7 +246,7 @@ def test_running_out_of_replies_is_an_error_event() -> None:
     events_of(model)
     events_of(model)
     events = events_of(model)
-    assert types(events) == ["error"]
+    assert each_type(events) == ["error"]
     assert final(events) == msg(
         stop_reason="error", usage=Usage(),
         error_message="ScriptedModel has no reply left for call 3 (it was given 2 replies)")
@@ -356,7 +353,7 @@ def test_incremental_usage_matches_a_fresh_count() -> None:
 
 def test_abort_before_start_yields_only_the_abort() -> None:
     events = events_of(ScriptedModel(["hello"]), options=StreamOptions(signal=Signal(True)))
-    assert types(events) == ["error"]
+    assert each_type(events) == ["error"]
     assert events[0].reason == "aborted"  # type: ignore[union-attr]
     assert final(events) == msg(stop_reason="aborted", error_message="Request was aborted",
                                 usage=Usage(input=4, output=1, total_tokens=5))
@@ -370,7 +367,7 @@ def test_abort_mid_stream_keeps_the_content_so_far() -> None:
         seen.append(event)
         if event.type == "text_delta":
             signal.aborted = True
-    assert types(seen) == ["start", "text_start", "text_delta", "error"]
+    assert each_type(seen) == ["start", "text_start", "text_delta", "error"]
     assert final(seen) == msg(TextContent("Hello, w"), stop_reason="aborted",
                               error_message="Request was aborted",
                               usage=Usage(input=4, output=3, total_tokens=7))
@@ -385,7 +382,7 @@ def test_abort_before_done_event() -> None:
         seen.append(event)
         if event.type == "toolcall_end":
             signal.aborted = True
-    assert types(seen) == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "error"]
+    assert each_type(seen) == ["start", "toolcall_start", "toolcall_delta", "toolcall_end", "error"]
     assert final(seen).tool_calls == (ToolCall("call_1", "a", {"x": 1}),)
     assert final(seen).stop_reason == "aborted"
 
@@ -406,7 +403,7 @@ SCENARIOS: list[list[Reply | str]] = [
 def test_async_iteration_gives_the_same_events(replies: list[Reply | str]) -> None:
     sync_events = events_of(ScriptedModel(replies))
     async_events = aevents_of(ScriptedModel(replies))
-    assert types(async_events) == types(sync_events)
+    assert each_type(async_events) == each_type(sync_events)
     assert final(async_events) == final(sync_events)
     assert [getattr(e, "partial", None) for e in async_events] == [
         getattr(e, "partial", None) for e in sync_events]
@@ -476,7 +473,7 @@ def test_no_delay_no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("slept")
 
     monkeypatch.setattr(scripted.time, "sleep", boom)
-    assert types(events_of(ScriptedModel(["abc"])))[-1] == "done"
+    assert each_type(events_of(ScriptedModel(["abc"])))[-1] == "done"
 
 
 def test_exports() -> None:

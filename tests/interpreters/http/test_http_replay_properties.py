@@ -90,8 +90,7 @@ def record_over_http(path: Path, server: ScriptServer, sc: dict[str, Any]) -> tu
         if sc["abort_after"] is not None and seen == sc["abort_after"]:
             signal.abort()
 
-    flavour = sc["flavour"]
-    return flavour.record(path, "Go", ctx, cfg, flavour.http_streamer(max_retries=0, read_timeout=5.0), signal, count)
+    return sc["flavour"].record(path, "Go", ctx, cfg, None, signal, count, http={"max_retries": 0, "read_timeout": 5.0})
 
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -70,7 +70,7 @@ class Node:
 UserId = NewType("UserId", int)
 
 
-def run(t: AgentTool, args: Any, call_id: str = "call_1") -> AgentToolResult:
+def execute(t: AgentTool, args: Any, call_id: str = "call_1") -> AgentToolResult:
     result = t.execute(call_id, freeze(args), None, None)
     if inspect.isawaitable(result):
         result = asyncio.run(result)  # type: ignore[arg-type]
@@ -115,8 +115,8 @@ def test_bare_decorator_builds_the_tool() -> None:
         "required": ["a"],
         "additionalProperties": False,
     }
-    assert run(add, {"a": 2, "b": 40}) == AgentToolResult((TextContent("42"),), details=42)
-    assert run(add, {"a": 2}).content == (TextContent("3"),)
+    assert execute(add, {"a": 2, "b": 40}) == AgentToolResult((TextContent("42"),), details=42)
+    assert execute(add, {"a": 2}).content == (TextContent("3"),)
 
 
 def test_decorator_with_options() -> None:
@@ -150,8 +150,8 @@ def test_no_parameters_and_no_docstring() -> None:
     assert now.parameters == {
         "type": "object", "properties": {}, "required": [], "additionalProperties": False,
     }
-    assert run(now, {}).content == (TextContent("noon"),)
-    assert run(now, None).content == (TextContent("noon"),)  # type: ignore[arg-type]
+    assert execute(now, {}).content == (TextContent("noon"),)
+    assert execute(now, None).content == (TextContent("noon"),)  # type: ignore[arg-type]
 
 
 def test_execute_keeps_the_original_function() -> None:
@@ -339,8 +339,8 @@ def test_default_that_is_not_json_is_left_out_but_still_optional() -> None:
 
     assert props(f) == {"a": {}}
     assert f.parameters["required"] == []
-    assert run(f, {}).content == (TextContent("default"),)
-    assert run(f, {"a": [1]}).content == (TextContent("[1]"),)
+    assert execute(f, {}).content == (TextContent("default"),)
+    assert execute(f, {"a": [1]}).content == (TextContent("[1]"),)
 
 
 def test_generated_schemas_are_valid_draft_2020_12() -> None:
@@ -487,19 +487,19 @@ def test_arguments_are_converted_to_the_annotated_types() -> None:
           mode: Literal["a", "b"], ratio: float, anything: Any) -> None:
         got.update(locals())
 
-    run(f, {
-        "shape": {"name": "tri", "points": [{"x": 1}, {"x": 2.5, "y": 3}], "color": "green",
-                  "tags": ["t"]},
-        "options": {"depth": 2, "follow": True},
-        "color": "red",
-        "level": 2,
-        "pair": [1, "one"],
-        "names": ["a", "b"],
-        "grid": [[{"x": 0}], []],
-        "mapping": {"k": "green"},
-        "mode": "b",
-        "ratio": 2,
-        "anything": {"nested": [1, {"x": None}]},
+    execute(f, {
+            "shape": {"name": "tri", "points": [{"x": 1}, {"x": 2.5, "y": 3}], "color": "green",
+                      "tags": ["t"]},
+            "options": {"depth": 2, "follow": True},
+            "color": "red",
+            "level": 2,
+            "pair": [1, "one"],
+            "names": ["a", "b"],
+            "grid": [[{"x": 0}], []],
+            "mapping": {"k": "green"},
+            "mode": "b",
+            "ratio": 2,
+            "anything": {"nested": [1, {"x": None}]},
     })
     assert got["shape"] == Shape("tri", [Point(1.0), Point(2.5, 3.0)], Color.GREEN, ["t"])
     assert got["options"] == {"depth": 2, "follow": True}
@@ -524,10 +524,10 @@ def test_union_conversion_tries_members_in_order() -> None:
         got.append(v)
 
     for value in (3, {"x": 1}, ["red"], None):
-        run(f, {"v": value})
+        execute(f, {"v": value})
     assert got == [3, Point(1.0), [Color.RED], None]
     with pytest.raises(TypeError, match=r"^argument v: expected int \| Point \| list\[Color\] \| None, got 'x'$"):
-        run(f, {"v": "x"})
+        execute(f, {"v": "x"})
 
 
 def test_conversion_errors_name_the_path() -> None:
@@ -536,19 +536,19 @@ def test_conversion_errors_name_the_path() -> None:
         pass
 
     with pytest.raises(TypeError, match=r"^argument shape\.points\[1\]\.x: expected a number, got 'a'$"):
-        run(f, {"shape": {"name": "s", "points": [{"x": 1}, {"x": "a"}]}})
+        execute(f, {"shape": {"name": "s", "points": [{"x": 1}, {"x": "a"}]}})
     with pytest.raises(TypeError, match=r"^argument shape: missing key\(s\) 'points'$"):
-        run(f, {"shape": {"name": "s"}})
+        execute(f, {"shape": {"name": "s"}})
     with pytest.raises(TypeError, match=r"^argument shape: unexpected key\(s\) 'z'$"):
-        run(f, {"shape": {"name": "s", "points": [], "z": 1}})
+        execute(f, {"shape": {"name": "s", "points": [], "z": 1}})
     with pytest.raises(TypeError, match=r"^argument n: expected an integer, got True$"):
-        run(f, {"shape": {"name": "s", "points": []}, "n": True})
+        execute(f, {"shape": {"name": "s", "points": []}, "n": True})
     with pytest.raises(TypeError, match=r"^@tool f: missing required argument 'shape'$"):
-        run(f, {})
+        execute(f, {})
     with pytest.raises(TypeError, match=r"^@tool f: unexpected argument\(s\): 'zz'$"):
-        run(f, {"shape": {"name": "s", "points": []}, "zz": 1})
+        execute(f, {"shape": {"name": "s", "points": []}, "zz": 1})
     with pytest.raises(TypeError, match=r"^argument shape\.color: expected Color \(one of 'red', 'green'\), got 'blue'$"):
-        run(f, {"shape": {"name": "s", "points": [], "color": "blue"}})
+        execute(f, {"shape": {"name": "s", "points": [], "color": "blue"}})
 
 
 def test_literal_conversion_is_type_exact() -> None:
@@ -556,10 +556,10 @@ def test_literal_conversion_is_type_exact() -> None:
     def f(v: Literal[1, "1"]) -> str:
         return type(v).__name__
 
-    assert run(f, {"v": 1}).content == (TextContent("int"),)
-    assert run(f, {"v": "1"}).content == (TextContent("str"),)
+    assert execute(f, {"v": 1}).content == (TextContent("int"),)
+    assert execute(f, {"v": "1"}).content == (TextContent("str"),)
     with pytest.raises(TypeError):
-        run(f, {"v": True})
+        execute(f, {"v": True})
 
 
 def test_validated_arguments_with_defaults_convert() -> None:
@@ -571,7 +571,7 @@ def test_validated_arguments_with_defaults_convert() -> None:
     assert thaw(validated) == {"shape": {"name": "s", "points": [{"x": 1, "y": 0.0}], "color": "red",
                                    "note": None, "weight": 1.0, "size": 3},
                          "mode": "a", "limit": None}
-    result = run(f, validated)
+    result = execute(f, validated)
     assert result.details == {"shape": Shape("s", [Point(1.0)]), "mode": "a", "limit": None}
     assert validate_arguments(spec_of(f), {"shape": {"name": "s", "points": []}, "mode": "c"}).failure()
 
@@ -581,8 +581,8 @@ def test_parameter_with_none_default_accepts_null() -> None:
     def f(n: int = None) -> str:  # type: ignore[assignment]
         return repr(n)
 
-    assert run(f, {"n": None}).content == (TextContent("None"),)
-    assert run(f, {"n": 2}).content == (TextContent("2"),)
+    assert execute(f, {"n": None}).content == (TextContent("None"),)
+    assert execute(f, {"n": 2}).content == (TextContent("2"),)
 
 
 def test_positional_only_and_keyword_only_parameters() -> None:
@@ -591,8 +591,8 @@ def test_positional_only_and_keyword_only_parameters() -> None:
         return f"{a}{b}{c}"
 
     assert f.parameters["required"] == ["a"]
-    assert run(f, {"a": 1}).content == (TextContent("123"),)
-    assert run(f, {"a": 1, "c": 9}).content == (TextContent("129"),)
+    assert execute(f, {"a": 1}).content == (TextContent("123"),)
+    assert execute(f, {"a": 1, "c": 9}).content == (TextContent("129"),)
 
 
 # --------------------------------------------------------------------------- async tools
@@ -617,7 +617,7 @@ def test_async_tool_result_conversion() -> None:
     async def info() -> dict[str, int]:
         return {"a": 1}
 
-    result = run(info, {})
+    result = execute(info, {})
     assert result.content == (TextContent('{"a": 1}'),)
     assert result.details == {"a": 1}
 
@@ -637,17 +637,17 @@ def test_return_values_become_content() -> None:
 
         return f
 
-    assert run(make(custom), {}) is custom
-    assert run(make("hi"), {}) == AgentToolResult((TextContent("hi"),))
-    assert run(make(TextContent("t")), {}) == AgentToolResult((TextContent("t"),))
-    assert run(make(image), {}) == AgentToolResult((image,))
-    assert run(make([TextContent("a"), image]), {}) == AgentToolResult((TextContent("a"), image))
-    assert run(make({"k": [1, 2]}), {}) == AgentToolResult(
+    assert execute(make(custom), {}) is custom
+    assert execute(make("hi"), {}) == AgentToolResult((TextContent("hi"),))
+    assert execute(make(TextContent("t")), {}) == AgentToolResult((TextContent("t"),))
+    assert execute(make(image), {}) == AgentToolResult((image,))
+    assert execute(make([TextContent("a"), image]), {}) == AgentToolResult((TextContent("a"), image))
+    assert execute(make({"k": [1, 2]}), {}) == AgentToolResult(
         (TextContent('{"k": [1, 2]}'),), details={"k": [1, 2]})
-    assert run(make(None), {}) == AgentToolResult((TextContent("null"),))
-    assert run(make([]), {}) == AgentToolResult((TextContent("[]"),), details=[])
-    assert run(make(3.5), {}).content == (TextContent("3.5"),)
-    assert run(make("é"), {}).content == (TextContent("é"),)
+    assert execute(make(None), {}) == AgentToolResult((TextContent("null"),))
+    assert execute(make([]), {}) == AgentToolResult((TextContent("[]"),), details=[])
+    assert execute(make(3.5), {}).content == (TextContent("3.5"),)
+    assert execute(make("é"), {}).content == (TextContent("é"),)
 
 
 def test_structured_return_values_are_json_with_raw_details() -> None:
@@ -657,7 +657,7 @@ def test_structured_return_values_are_json_with_raw_details() -> None:
     def f() -> Shape:
         return shape
 
-    result = run(f, {})
+    result = execute(f, {})
     assert json.loads(result.content[0].text) == {  # type: ignore[union-attr]
         "name": "s", "points": [{"x": 1.0, "y": 0.0}], "color": "green", "tags": [],
         "note": None, "weight": 1.0, "size": 3}
@@ -671,7 +671,7 @@ def test_structured_return_values_are_json_with_raw_details() -> None:
     def g() -> Any:
         return {"o": Odd(), "s": {"b", "a"}}
 
-    assert run(g, {}).content == (TextContent('{"o": "odd!", "s": ["a", "b"]}'),)
+    assert execute(g, {}).content == (TextContent('{"o": "odd!", "s": ["a", "b"]}'),)
 
 
 def test_raised_exceptions_propagate_to_the_interpreter() -> None:
@@ -770,7 +770,7 @@ def test_classes_local_to_the_decorating_scope_resolve() -> None:
 
     assert props(f) == {"item": {"type": "object", "properties": {"a": {"type": "integer"}},
                                  "required": ["a"], "additionalProperties": False}}
-    assert run(f, {"item": {"a": 4}}).details == 4
+    assert execute(f, {"item": {"a": 4}}).details == 4
 
 
 # --------------------------------------------------------------------------- properties
@@ -809,7 +809,7 @@ def test_any_value_survives_json_round_trip(shape: Shape, pair: tuple[int, Color
     wire = json.loads(json.dumps(json_ready({"shape": shape, "pair": pair, "filters": filters})))
     jsonschema.Draft202012Validator(_echo_shape.parameters).validate(wire)
     validated = validate_arguments(spec_of(_echo_shape), wire).unwrap()
-    assert run(_echo_shape, validated).details == {"shape": shape, "pair": pair, "filters": filters}
+    assert execute(_echo_shape, validated).details == {"shape": shape, "pair": pair, "filters": filters}
 
 
 def test_empty_parentheses_work_like_the_bare_decorator() -> None:
@@ -819,4 +819,4 @@ def test_empty_parentheses_work_like_the_bare_decorator() -> None:
         return "pong"
 
     assert (ping.name, ping.description) == ("ping", "Ping.")
-    assert run(ping, {}).content == (TextContent("pong"),)
+    assert execute(ping, {}).content == (TextContent("pong"),)
