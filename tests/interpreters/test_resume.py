@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
+from flavours import SYNC
 from interpreters import ScriptedModel, agent_loop, run_agent_loop
 from interpreters.replay import ReplayDivergence, aresume, fork, replay, resume
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
@@ -119,8 +120,7 @@ def record_partial(tmp_path: Path, steps: int) -> tuple[Path, list[Any]]:
     markers.mkdir(exist_ok=True)
     context, config, tools, stream_fn = crash_agent.setup(markers)
     full = tmp_path / "full.jsonl"
-    expected = run_agent_loop("Do a, b, then c.", context, config, emit=lambda e: None, stream_fn=stream_fn,
-                              journal=TranscriptRecorder(full, context, config), clock=crash_agent.clock)
+    _, expected = SYNC.record(full, "Do a, b, then c.", context, config, stream_fn, clock=crash_agent.clock)
     # A crash leaves whole lines: the same as the first ``steps`` steps with a line each.
     cut = fork(full, steps, tmp_path / "cut.jsonl")
     return cut, expected

@@ -124,14 +124,13 @@ def test_html_is_self_contained_and_escaped(demo_transcript: Path, tmp_path: Pat
 
 def test_show_escapes_recorded_terminal_control_sequences(tmp_path: Path) -> None:
     from agentcore import AgentContext, AgentLoopConfig, Model
-    from interpreters import ScriptedModel, run_agent_loop
-    from interpreters.transcript import TranscriptRecorder
+    from flavours import SYNC
+    from interpreters import ScriptedModel
 
     nasty = "ok\x1b[2J\x1b]0;owned\x07\x1b]52;c;cGF5bG9hZA==\x07\u202eevil"
     path = tmp_path / "nasty.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
-    run_agent_loop(nasty, ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel([nasty]),
-                   journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, nasty, ctx, cfg, ScriptedModel([nasty]))
     proc = run_cli("transcript", "show", str(path))
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\u202e" not in proc.stdout

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import json
@@ -24,8 +23,9 @@ from agentcore import (
 from agentcore.codec import to_json
 from agentcore.inputs import StreamEventReceived
 from agentcore.state import initial_state
+from clocks import StoppedClock, TickingClock
+from flavours import ASYNCIO, SYNC
 from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
-from interpreters import aio
 from agentcore.stream import StartEvent
 from interpreters.replay import replay
 from interpreters.scripted import Reply, ScriptedCall, tool_call
@@ -36,25 +36,19 @@ from interpreters.transcript import (
     read_transcript,
     record_to,
 )
+from sample_tools import add_text
 
 SECRET = "sk-ant-api03-" + "Q" * 40
 
 
-@tool
-def add(a: int, b: int) -> str:
-    """Add two numbers."""
-    return str(a + b)
+clock = StoppedClock(7)
 
 
-def clock() -> int:
-    return 7
-
-
-def record(path: Path, replies: list[Any], **config: Any) -> list[Any]:
-    ctx = AgentContext("Be exact.", [], [add])
+def record_sum(path: Path, replies: list[Any], **config: Any) -> list[Any]:
+    """The question "1 + 2?" for the add tool, ``replies`` scripted, recorded: the messages."""
+    ctx = AgentContext("Be exact.", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m1"), **config)
-    return run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(replies),
-                          journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+    return SYNC.record(path, "1 + 2?", ctx, cfg, ScriptedModel(replies), clock=clock)[1]
 
 
 def run_digest(kind: str, index: int, deltas: list[str]) -> str:
@@ -69,7 +63,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 def test_header_and_step_lines(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
+    record_sum(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
     header, *steps = lines(path)
     assert set(header) == {"transcript", "version", "library_version", "created_at", "model", "system_prompt",
                            "tools", "hooks", "interpreter", "initial_state"}
@@ -90,7 +84,7 @@ def test_header_and_step_lines(tmp_path: Path) -> None:
 
 def test_stream_inputs_have_no_partials_and_updates_are_compact(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["x" * 400])
+    record_sum(path, ["x" * 400])
     runs = [s for s in lines(path)[1:] if "deltas" in s]
     digest = run_digest("text_delta", 0, ["x" * 8] * 50)
     assert runs == [{"step": 4, "last": 53, "deltas": {"id": 1, "type": "text_delta", "content_index": 0,
@@ -110,7 +104,7 @@ def test_stream_inputs_have_no_partials_and_updates_are_compact(tmp_path: Path) 
 
 def test_a_lone_delta_has_a_step_line(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["short"])
+    record_sum(path, ["short"])
     (delta,) = [s for s in lines(path)[1:] if s.get("input", {}).get("event", {}).get("type") == "text_delta"]
     assert delta == {"step": 4, "input": {"type": "stream_event_received", "id": 1, "event": {
         "type": "text_delta", "content_index": 0, "delta": "short"}, "at": 7},
@@ -118,13 +112,11 @@ def test_a_lone_delta_has_a_step_line(tmp_path: Path) -> None:
 
 
 def test_a_run_of_deltas_keeps_each_time_and_ends_with_its_block(tmp_path: Path) -> None:
-    ticks = iter(range(1000, 2000))
     path = tmp_path / "run.jsonl"
-    ctx = AgentContext("Be exact.", [], [add])
+    ctx = AgentContext("Be exact.", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m1"))
-    run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, clock=lambda: next(ticks),
-                   stream_fn=ScriptedModel([Reply(text="abcdefghij", thinking="hmmhmm")], chunk_size=4),
-                   journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, "1 + 2?", ctx, cfg, ScriptedModel([Reply(text="abcdefghij", thinking="hmmhmm")], chunk_size=4),
+                clock=TickingClock(1000))
     runs = [s["deltas"] for s in lines(path)[1:] if "deltas" in s]
     assert [(r["type"], r["text"]) for r in runs] == [("thinking_delta", ["hmmh", "mm"]),
                                                        ("text_delta", ["abcd", "efgh", "ij"])]
@@ -135,13 +127,11 @@ def test_a_run_of_deltas_keeps_each_time_and_ends_with_its_block(tmp_path: Path)
 def test_a_run_is_one_line_however_slowly_it_streams_and_a_secret_split_over_it_is_redacted(
         tmp_path: Path) -> None:
     secret = "tok-" + "Z7" * 14  # not key-shaped: only known as a secret of the run
-    times = itertools.count(0, 700)
     path = tmp_path / "run.jsonl"
     ctx = AgentContext()
     cfg = AgentLoopConfig(model=Model(id="m1"))
-    messages = run_agent_loop("go", ctx, cfg, emit=lambda e: None, clock=lambda: next(times),
-                              stream_fn=ScriptedModel([f"my key is {secret}, keep it"], chunk_size=3),
-                              journal=TranscriptRecorder(path, ctx, cfg, secrets=[secret]))
+    _, messages = SYNC.record(path, "go", ctx, cfg, ScriptedModel([f"my key is {secret}, keep it"], chunk_size=3),
+                              secrets=[secret], clock=TickingClock(0, 700))
     (run,) = [s["deltas"] for s in lines(path)[1:] if "deltas" in s]
     assert run["text"][0] == "my key is [REDACTED], keep it" and set(run["text"][1:]) == {""}
     assert run["at"] == sorted(run["at"]) and run["at"][-1] - run["at"][0] > 5_000
@@ -155,7 +145,7 @@ def damaged_run(tmp_path: Path, change: Any) -> str:
     """The error reading a recording whose one ``deltas`` line went through ``change`` (a dict
     merged into its ``deltas``, or a function of the line's text)."""
     path = tmp_path / "run.jsonl"
-    record(path, ["x" * 40])
+    record_sum(path, ["x" * 40])
     text = path.read_text().splitlines()
     index = next(i for i, line in enumerate(text) if '"deltas"' in line)
     if isinstance(change, dict):
@@ -197,7 +187,7 @@ def test_a_deltas_line_whose_last_step_does_not_add_up_is_named(tmp_path: Path) 
 
 def test_version_1_files_are_still_read(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    messages = record(path, ["x" * 24])
+    messages = record_sum(path, ["x" * 24])
     t = read_transcript(path)
     header, *steps = path.read_text().splitlines()
     v1 = json.loads(header)
@@ -211,7 +201,7 @@ def test_version_1_files_are_still_read(tmp_path: Path) -> None:
 
 def test_fast_path_matches_the_codec(tmp_path: Path) -> None:
     t = tmp_path / "run.jsonl"
-    record(t, [Reply(text="hi there", thinking="hmm", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2})]), "ok"])
+    record_sum(t, [Reply(text="hi there", thinking="hmm", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2})]), "ok"])
     for entry in read_transcript(t):
         if isinstance(entry.input, StreamEventReceived):
             mine, codec = encode_input(entry.input), to_json(entry.input, partials=False)
@@ -235,9 +225,8 @@ def test_a_redacted_thinking_block_stays_redacted_through_the_recording(tmp_path
         return [StartEvent(p), opened, streamed, closed, text, said, done, done.partial.done("stop")]
 
     path = tmp_path / "run.jsonl"
-    ctx, cfg = AgentContext("Be exact.", [], [add]), AgentLoopConfig(model=Model(id="m1"))
-    messages = run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=stream,
-                              journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+    ctx, cfg = AgentContext("Be exact.", [], [add_text]), AgentLoopConfig(model=Model(id="m1"))
+    _, messages = SYNC.record(path, "hi", ctx, cfg, stream, clock=clock)
     starts = [e.input.event for e in read_transcript(path)
               if isinstance(e.input, StreamEventReceived) and isinstance(e.input.event, ThinkingStartEvent)]
     assert len(starts) == 1 and starts[0].redacted and starts[0].partial.blocks[0].redacted
@@ -250,14 +239,14 @@ def test_a_redacted_thinking_block_stays_redacted_through_the_recording(tmp_path
 
 def test_size_is_linear_in_the_reply_and_the_history(tmp_path: Path) -> None:
     small, big = tmp_path / "s.jsonl", tmp_path / "b.jsonl"
-    record(small, [Reply(text="y" * 8_000, thinking="z" * 8_000)])
-    record(big, [Reply(text="y" * 16_000, thinking="z" * 16_000)])
+    record_sum(small, [Reply(text="y" * 8_000, thinking="z" * 8_000)])
+    record_sum(big, [Reply(text="y" * 16_000, thinking="z" * 16_000)])
     s, b = small.stat().st_size, big.stat().st_size
     assert 1.8 < b / s < 2.2
     many = [tool_call("add", {"a": i, "b": 1}) for i in range(40)] + ["done"]
     ten, forty = tmp_path / "10.jsonl", tmp_path / "40.jsonl"
-    record(ten, [tool_call("add", {"a": i, "b": 1}) for i in range(10)] + ["done"])
-    record(forty, many)
+    record_sum(ten, [tool_call("add", {"a": i, "b": 1}) for i in range(10)] + ["done"])
+    record_sum(forty, many)
     assert forty.stat().st_size / ten.stat().st_size < 4.6
     calls = [e for s in lines(forty)[1:] for e in s.get("effects", []) if e["type"] == "call_llm"]
     assert [c["messages"]["keep"] for c in calls[:4]] == [0, 1, 3, 5]
@@ -271,7 +260,7 @@ def test_a_hook_that_rebuilds_equal_messages_keeps_the_history_delta_small(tmp_p
         return [replace(m) for m in messages]  # equal messages, new objects
 
     path = tmp_path / "run.jsonl"
-    record(path, [tool_call("add", {"a": i, "b": 1}) for i in range(4)] + ["done"], convert_to_llm=rebuild)
+    record_sum(path, [tool_call("add", {"a": i, "b": 1}) for i in range(4)] + ["done"], convert_to_llm=rebuild)
     calls = [e for s in lines(path)[1:] for e in s.get("effects", []) if e["type"] == "call_llm"]
     assert [(c["messages"]["keep"], len(c["messages"]["add"])) for c in calls] == [
         (0, 1), (1, 2), (3, 2), (5, 2), (7, 2)]
@@ -280,10 +269,10 @@ def test_a_hook_that_rebuilds_equal_messages_keeps_the_history_delta_small(tmp_p
 
 def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    messages = record(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
+    messages = record_sum(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
     t = read_transcript(path)
     assert t.version == 4 and not t.torn and t.steps == lines(path)[-1]["step"]
-    ctx = AgentContext("Be exact.", [], [add])
+    ctx = AgentContext("Be exact.", [], [add_text])
     assert t.initial_state == initial_state(ctx, AgentLoopConfig(model=Model(id="m1")))
     last_delta = [e.input for e in t if isinstance(e.input, StreamEventReceived)][-2]
     assert last_delta.event.partial.to_message().content[0].text == "It is 3."
@@ -295,7 +284,7 @@ def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None
 
 def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["hello"])
+    record_sum(path, ["hello"])
     whole = path.read_bytes()
     n = len(whole.splitlines())
     path.write_bytes(whole + b'{"step": 99, "inp')
@@ -323,7 +312,7 @@ def test_not_a_transcript(tmp_path: Path, content: bytes, message: str) -> None:
 
 def test_damaged_middle_line_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["hello"])
+    record_sum(path, ["hello"])
     text = path.read_text().splitlines()
     text[3] = text[3][: len(text[3]) // 2]
     path.write_text("\n".join(text) + "\n")
@@ -341,7 +330,7 @@ def test_damaged_middle_line_names_the_line(tmp_path: Path) -> None:
 
 def test_unknown_line_kinds_and_fields_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["hello"])
+    record_sum(path, ["hello"])
     text = path.read_text().splitlines()
     header = json.loads(text[0])
     header["new_optional_field"] = {"x": 1}
@@ -402,16 +391,10 @@ def test_flush_turn_holds_lines_until_the_turn_ends(tmp_path: Path) -> None:
 
 def test_asyncio_recording_replays_to_the_same_events(tmp_path: Path) -> None:
     path = tmp_path / "aio.jsonl"
-    ctx = AgentContext("", [], [add])
+    ctx = AgentContext("", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m"))
 
-    async def go() -> tuple[list[Any], list[Any]]:
-        stream = aio.agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
-                                journal=TranscriptRecorder(path, ctx, cfg))
-        events = [e async for e in stream]
-        return events, await stream.result()
-
-    events, messages = asyncio.run(go())
+    events, messages = ASYNCIO.record(path, "1+2", ctx, cfg, ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]))
     assert json.loads(path.read_text().splitlines()[0])["interpreter"] == "asyncio"
     result = replay(path)
     assert result.events == events and result.messages == messages
@@ -427,7 +410,7 @@ def test_recorder_needs_context_and_config(tmp_path: Path) -> None:
 
 def test_sync_events_replay_exactly(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    ctx = AgentContext("", [], [add])
+    ctx = AgentContext("", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m"))
     stream = agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([
         Reply(thinking="let me add", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}), ScriptedCall("add", {"a": 2, "b": 2})]),
@@ -443,11 +426,10 @@ def test_recorded_effects_expand_to_the_codec_json(tmp_path: Path) -> None:
     from interpreters.transcript import expand, is_update, update_digest
 
     path = tmp_path / "run.jsonl"
-    ctx = AgentContext("", [], [add])
+    ctx = AgentContext("", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m"), before_tool_call=lambda c, s: None,
                           should_stop_after_turn=lambda c: False)
-    agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]),
-               journal=TranscriptRecorder(path, ctx, cfg), clock=clock).result()
+    SYNC.record(path, "1+2", ctx, cfg, ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"]), clock=clock)
     t = read_transcript(path)
     state = t.initial_state
     digested = 0
@@ -547,7 +529,7 @@ def _record_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[
     texts = []
     for fast in (True, False):
         path = tmp_path / f"{fast}.jsonl"
-        ctx = AgentContext("Be exact. ☃", [], tools or [add])
+        ctx = AgentContext("Be exact. ☃", [], tools or [add_text])
         cfg = AgentLoopConfig(model=Model(id="m1"), **config)
         recorder = TranscriptRecorder(path, ctx, cfg, secrets=secrets)
         recorder.fast = fast
@@ -605,7 +587,7 @@ def test_secrets_with_characters_json_escapes_are_scrubbed(tmp_path: Path) -> No
     cfg = AgentLoopConfig(model=Model(id="m"))
     model = ScriptedModel([Reply(tool_calls=[ScriptedCall("leak", {"which": 0}), ScriptedCall("leak", {"which": 1})]),
                            "ok"])
-    agent_loop("go", ctx, cfg, stream_fn=model, journal=TranscriptRecorder(path, ctx, cfg, secrets=secrets)).result()
+    SYNC.record(path, "go", ctx, cfg, model, secrets=secrets)
     strings: list[str] = []
 
     def collect(value: Any) -> None:
@@ -722,8 +704,8 @@ def test_a_subclass_that_overrides_record_gets_every_step(tmp_path: Path) -> Non
             super().record(step, input, effects)
 
     path = tmp_path / "run.jsonl"
-    record_steps = record(path, ["x" * 40])
-    ctx, cfg = AgentContext("Be exact.", [], [add]), AgentLoopConfig(model=Model(id="m1"))
+    record_steps = record_sum(path, ["x" * 40])
+    ctx, cfg = AgentContext("Be exact.", [], [add_text]), AgentLoopConfig(model=Model(id="m1"))
     sub = tmp_path / "sub.jsonl"
     recorder = Counting(sub, ctx, cfg)
     assert run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["x" * 40]),
@@ -737,9 +719,8 @@ def test_a_clock_that_is_not_integer_milliseconds_still_gives_a_faithful_transcr
     ticks = itertools.count(0.5, 0.25)
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
-    events: list[Any] = []
-    run_agent_loop("hi", ctx, cfg, emit=events.append, stream_fn=ScriptedModel(["abcdefgh"], chunk_size=2),
-                   journal=TranscriptRecorder(path, ctx, cfg), clock=lambda: next(ticks))  # type: ignore[arg-type, return-value]
+    events, _ = SYNC.record(path, "hi", ctx, cfg, ScriptedModel(["abcdefgh"], chunk_size=2),
+                            clock=lambda: next(ticks))  # type: ignore[arg-type, return-value]
     assert not any("deltas" in s for s in lines(path)[1:])  # no run: each delta its own exact line
     deltas = [e.input for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
     ats = [d.at for d in deltas]
@@ -769,14 +750,16 @@ def test_every_line_scrubs_a_text_alike_so_the_transcript_replays(
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
     signal = AbortSignal()
-    stream = agent_loop("hi", ctx, cfg, signal=signal, stream_fn=ScriptedModel([text], chunk_size=4),
-                        journal=TranscriptRecorder(path, ctx, cfg, secrets=secrets), clock=clock)
     updates = 0
-    for event in stream:
+
+    def on_event(event: Any) -> None:
+        nonlocal updates
         updates += event.type == "message_update"
         if abort_mid_block and updates == 9:
             signal.abort()
-    stream.result()
+
+    SYNC.record(path, "hi", ctx, cfg, ScriptedModel([text], chunk_size=4), signal, on_event, secrets=secrets,
+                clock=clock)
     written = path.read_text()
     assert all(json.loads(line) for line in written.splitlines())
     leaked = (TOKEN in written) or any(s in written for s in secrets)
@@ -823,7 +806,7 @@ def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path:
 
     secret = 'pass"word123'  # streamed inside JSON inside a JSON string: escaped twice in a line
     path = tmp_path / "run.jsonl"
-    ctx, cfg = AgentContext("", [], [add]), AgentLoopConfig(model=Model(id="m1"))
+    ctx, cfg = AgentContext("", [], [add_text]), AgentLoopConfig(model=Model(id="m1"))
     signal = AbortSignal()
     scripted = ScriptedModel([tool_call("add", {"a": 1, "b": 2, "note": secret}), "ok"], chunk_size=9)
 
@@ -833,9 +816,7 @@ def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path:
             if abort_in_arguments and event.type == "toolcall_delta" and "word" in event.delta:
                 signal.abort()
 
-    stream = agent_loop("go", ctx, cfg, signal=signal, stream_fn=stream_fn,
-                        journal=TranscriptRecorder(path, ctx, cfg, secrets=[secret]), clock=clock)
-    list(stream)
+    SYNC.record(path, "go", ctx, cfg, stream_fn, signal, secrets=[secret], clock=clock)
     written = path.read_text()
     once = json.dumps(secret)[1:-1]
     assert secret not in written and once not in written and json.dumps(once)[1:-1] not in written
@@ -855,7 +836,7 @@ def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path:
 def test_a_damaged_record_inside_a_line_is_a_transcript_error(
         tmp_path: Path, where: str, old: str, new: str, message: str) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["hello"])
+    record_sum(path, ["hello"])
     text = path.read_text().splitlines()
     index = 0 if where == "header" else next(i for i, line in enumerate(text) if i and old in line)
     text[index] = text[index].replace(old, new, 1)
@@ -897,7 +878,7 @@ def test_a_recorder_in_another_process_on_the_same_path_fails_at_once_and_destro
 
 def test_a_spliced_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    record(path, ["Hello."])
+    record_sum(path, ["Hello."])
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:3] + [lines[0]] + lines[3:]) + "\n")
     with pytest.raises(TranscriptError) as info:

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from interpreters import ScriptedModel, run_agent_loop
+from flavours import SYNC
+from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
-from interpreters.transcript import VERSION, TranscriptRecorder, read_transcript
+from interpreters.transcript import VERSION, read_transcript
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -18,8 +19,7 @@ DATA = Path(__file__).parents[2] / "data"
 def test_this_library_writes_version_4(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
-    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
-                   journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, "hi", ctx, cfg, ScriptedModel(["hello"]))
     assert VERSION == 4 and read_transcript(path).version == 4
 
 
@@ -51,8 +51,7 @@ def test_a_version_2_run_with_steering_and_prepare_next_turn_says_why_it_diverge
 def test_a_version_3_divergence_has_no_such_note(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
-    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
-                   journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, "hi", ctx, cfg, ScriptedModel(["hello"]))
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:-1] + [lines[-1].replace('"hello"', '"HELLO"', 1)]) + "\n")
     with pytest.raises(ReplayDivergence) as info:
@@ -69,8 +68,7 @@ def test_a_damaged_initial_state_names_the_header_line(tmp_path: Path, damage: s
 
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
-    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["hello"]),
-                   journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, "hi", ctx, cfg, ScriptedModel(["hello"]))
     lines = path.read_text().splitlines()
     header = json.loads(lines[0])
     state = header["initial_state"]

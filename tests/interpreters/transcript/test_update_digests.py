@@ -14,25 +14,23 @@ import pytest
 import agentcore.machine
 from agentcore import AgentContext, AgentLoopConfig, MessageUpdateEvent, Model, replace
 from agentcore.stream import TextDeltaEvent
-from interpreters import ScriptedModel, run_agent_loop, tool
+from clocks import StoppedClock
+from flavours import SYNC
+from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.scripted import Reply, ScriptedCall
-from interpreters.transcript import TranscriptRecorder, read_transcript
+from interpreters.transcript import read_transcript
+from sample_tools import add_text
 
 
-@tool
-def add(a: int, b: int) -> str:
-    """Add two numbers."""
-    return str(a + b)
-
-
-def record(path: Path) -> list[Any]:
-    ctx = AgentContext("Be exact.", [], [add])
+def record_streamed_sum(path: Path) -> list[Any]:
+    """The question "2 + 3?" answered with thinking, text and a call to add, streamed 3 characters
+    at a time, recorded: the messages."""
+    ctx = AgentContext("Be exact.", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m1"))
     model = ScriptedModel([Reply(text="Let me add.", thinking="two numbers",
                                  tool_calls=[ScriptedCall("add", {"a": 2, "b": 3})]), "Yes"], chunk_size=3)
-    return run_agent_loop("2 + 3?", ctx, cfg, emit=lambda e: None, stream_fn=model,
-                          journal=TranscriptRecorder(path, ctx, cfg), clock=lambda: 7)
+    return SYNC.record(path, "2 + 3?", ctx, cfg, model, clock=StoppedClock(7))[1]
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -64,7 +62,7 @@ def diverges(path: Path) -> ReplayDivergence:
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     path = tmp_path / "run.jsonl"
-    record(path)
+    record_streamed_sum(path)
     assert replay(path).finished
     return path
 
@@ -141,7 +139,7 @@ def test_a_changed_header_of_a_block_event_is_named(tmp_path: Path) -> None:
 
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
-    run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=stream, journal=TranscriptRecorder(path, ctx, cfg))
+    SYNC.record(path, "hi", ctx, cfg, stream)
     assert replay(path).finished
     step = rewrite(path, lambda o: event_type(o) == "text_start",
                    lambda o: o["input"]["event"]["header"].update(response_id="r2"))
@@ -171,6 +169,6 @@ def test_an_update_that_is_not_its_input_event_is_recorded_with_its_own_digest(t
 
     monkeypatch.setattr(agentcore.machine, "MessageUpdateEvent", copied)
     path = tmp_path / "run.jsonl"
-    record(path)
+    record_streamed_sum(path)
     assert not any("deltas" in obj for obj in lines(path)[1:])
     assert replay(path).finished
