@@ -28,7 +28,6 @@ from flavours import Flavour
 from interpreters import AbortSignal, Agent, Journal, ScriptedModel, SyncAgent, tool
 from interpreters.replay import replay
 from interpreters.scripted import Reply
-from interpreters.transcript import TranscriptRecorder
 from sample_tools import add
 
 MODEL = Model(id="m")
@@ -365,8 +364,7 @@ def test_a_timed_out_run_replays_identically(flavour: Flavour, tmp_path: Path) -
     path = tmp_path / "run.jsonl"
     slow = slow_tool("slow", 5.0, [], timeout_ms=40)
     ctx, cfg = AgentContext("", [], [slow]), AgentLoopConfig(model=MODEL)
-    _, messages = flavour.run("go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]),
-                              journal=TranscriptRecorder(path, ctx, cfg))
+    _, messages = flavour.record(path, "go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("slow", {}),)), "ok"]))
     assert '"type":"tool_timed_out"' in path.read_text().replace(" ", "")
     result = replay(path)
     assert result.finished and result.messages == messages
