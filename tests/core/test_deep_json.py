@@ -8,7 +8,6 @@ with ``MAX_JSON_DEPTH`` (100) levels as the limit, and everything that handles a
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import threading
@@ -18,7 +17,6 @@ from typing import Any
 import pytest
 
 import interpreters
-import interpreters.aio
 from agentcore import AgentContext, AgentLoopConfig, Model
 from agentcore.frozen import MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze, thaw
 from agentcore.llm import LlmContext
@@ -33,6 +31,7 @@ from agentcore.stream import (
     too_deep_at,
 )
 from agentcore.tools import AgentTool, AgentToolResult, ToolSpec, validate_arguments
+from flavours import ASYNCIO, SYNC, Flavour
 from interpreters.scripted import Reply, ScriptedCall
 
 LIMIT_REASON = "nested more than 100 levels deep"
@@ -333,10 +332,9 @@ def scripted(raw: str) -> interpreters.ScriptedModel:
         [Reply(tool_calls=[ScriptedCall("probe", raw)]), "done"], chunk_size=101)
 
 
-def run_sync(stream_fn: Any) -> tuple[list[Any], list[Any]]:
-    stream = interpreters.agent_loop("go", AgentContext(tools=[PROBE]), CONFIG, stream_fn=stream_fn)
-    events = list(stream)
-    return events, stream.result()
+def probe_run(stream_fn: Any, flavour: Flavour = SYNC) -> tuple[list[Any], list[Any]]:
+    """A run with the probe tool: ``(events, messages)``."""
+    return flavour.run("go", AgentContext(tools=[PROBE]), CONFIG, stream_fn)
 
 
 def check_run(events: list[Any], messages: list[Any]) -> tuple[ToolCall, str]:
@@ -363,7 +361,7 @@ def reason_agnostic(text: str, raw: str) -> bool:
 def test_loop_answers_deep_arguments_with_the_invalid_json_result(name: str) -> None:
     raw = TOO_DEEP[name]
     model = scripted(raw)
-    call, text = check_run(*run_sync(model))
+    call, text = check_run(*probe_run(model))
     assert call.invalid_json == raw and call.arguments == {}
     assert reason_agnostic(text, raw), text
     # The second request carries the call (with no arguments) and the error result.
@@ -375,12 +373,12 @@ def test_loop_answers_deep_arguments_with_the_invalid_json_result(name: str) -> 
 @pytest.mark.parametrize("name", sorted(TOO_DEEP))
 def test_loop_result_names_the_limit(name: str) -> None:
     raw = TOO_DEEP[name]
-    _, text = check_run(*run_sync(scripted(raw)))
+    _, text = check_run(*probe_run(scripted(raw)))
     assert text == invalid_json_result(raw, LIMIT_REASON)
 
 
 def test_loop_runs_a_call_at_the_limit() -> None:
-    call, text = check_run(*run_sync(scripted(at_limit_object())))
+    call, text = check_run(*probe_run(scripted(at_limit_object())))
     assert call.invalid_json is None
     assert text == f"depth {MAX_JSON_DEPTH}"
 
@@ -390,7 +388,7 @@ def test_loop_runs_a_call_at_the_limit() -> None:
     "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH,  # at the limit, but not an object
 ])
 def test_loop_reports_other_problems_at_the_limit_as_before(raw: str) -> None:
-    call, text = check_run(*run_sync(scripted(raw)))
+    call, text = check_run(*probe_run(scripted(raw)))
     assert call.invalid_json == raw
     try:
         json.loads(raw)
@@ -435,7 +433,7 @@ def test_loop_with_a_hand_written_stream_of_deltas() -> None:
         yield ev
         yield ev.partial.done("toolUse")
 
-    call, text = check_run(*run_sync(hand_written(first)))
+    call, text = check_run(*probe_run(hand_written(first)))
     assert call.id == "call_9" and call.invalid_json == raw
     assert reason_agnostic(text, raw)
 
@@ -448,7 +446,7 @@ def test_loop_with_given_arguments_past_the_limit() -> None:
         yield ev
         yield ev.partial.done("toolUse")
 
-    call, text = check_run(*run_sync(hand_written(first)))
+    call, text = check_run(*probe_run(hand_written(first)))
     assert call.invalid_json == objects(3000)
     assert reason_agnostic(text, objects(3000))
 
@@ -456,22 +454,12 @@ def test_loop_with_given_arguments_past_the_limit() -> None:
 def test_loop_refuses_prepared_arguments_past_the_limit() -> None:
     tool = AgentTool("probe", "Probe", "deepens its arguments", {"type": "object"}, _probe_execute,
                      prepare_arguments=lambda args: nest(3000))
-    stream = interpreters.agent_loop("go", AgentContext(tools=[tool]), CONFIG,
-                                     stream_fn=scripted('{"x": 1}'))
-    events = list(stream)
-    _, text = check_run(events, stream.result())
+    _, text = check_run(*SYNC.run("go", AgentContext(tools=[tool]), CONFIG, scripted('{"x": 1}')))
     assert text == 'Validation failed for tool "probe": its arguments are nested more than 100 levels deep'
 
 
 def test_asyncio_loop_answers_deep_arguments() -> None:
     raw = TOO_DEEP["objects_3000"]
-
-    async def go() -> tuple[list[Any], list[Any]]:
-        stream = interpreters.aio.agent_loop("go", AgentContext(tools=[PROBE]), CONFIG,
-                                             stream_fn=scripted(raw))
-        events = [e async for e in stream]
-        return events, await stream.result()
-
-    call, text = check_run(*asyncio.run(go()))
+    call, text = check_run(*probe_run(scripted(raw), ASYNCIO))
     assert call.invalid_json == raw and call.arguments == {}
     assert reason_agnostic(text, raw)

@@ -29,7 +29,9 @@ from agentcore import (
 )
 from agentcore.state import LoopState
 
-from .world import World, call, reply, types
+from events import types
+
+from .world import World, call, reply
 
 ECHO = ToolSpec("echo", "Echo text", {"type": "object", "properties": {"text": {"type": "string"}},
                                       "required": ["text"]})
@@ -60,7 +62,7 @@ def texts(messages: Any) -> list[str]:
     return out
 
 
-def run(world: World, s: LoopState | None = None, first: Any = None) -> World:
+def drive(world: World, s: LoopState | None = None, first: Any = None) -> World:
     world.run(s if s is not None else state(), first if first is not None else Started((USER,), 0))
     return world
 
@@ -69,7 +71,7 @@ def run(world: World, s: LoopState | None = None, first: Any = None) -> World:
 
 
 def test_text_only_reply() -> None:
-    w = run(World([reply("Hello there")]))
+    w = drive(World([reply("Hello there")]))
     assert types(w.events) == [
         "agent_start", "turn_start", "message_start", "message_end",
         "message_start", "message_update", "message_end", "turn_end", "agent_end",
@@ -82,7 +84,7 @@ def test_text_only_reply() -> None:
 
 
 def test_one_tool_round_trip() -> None:
-    w = run(World([reply(call("c1", "echo", text="x")), reply("done")], tools={"echo": echo}))
+    w = drive(World([reply(call("c1", "echo", text="x")), reply("done")], tools={"echo": echo}))
     assert types(w.events) == [
         "agent_start", "turn_start", "message_start", "message_end",
         "message_start", "message_update", "message_end",
@@ -97,7 +99,7 @@ def test_one_tool_round_trip() -> None:
 
 
 def test_parallel_tools_end_in_completion_order_results_in_source_order() -> None:
-    w = run(World(
+    w = drive(World(
         [reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
         tools={"echo": echo}, finish_order=["b", "a"],
     ))
@@ -114,8 +116,8 @@ def test_parallel_tools_end_in_completion_order_results_in_source_order() -> Non
 
 
 def test_sequential_mode_runs_one_call_after_the_other() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
-                  tools={"echo": echo}, finish_order=["b", "a"]), state(mode="sequential"))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
+                    tools={"echo": echo}, finish_order=["b", "a"]), state(mode="sequential"))
     seq = [(e.type, getattr(e, "tool_call_id", getattr(getattr(e, "message", None), "tool_call_id", None)))
            for e in w.events if e.type.startswith("tool_execution") or
            (e.type.startswith("message_") and isinstance(getattr(e, "message", None), ToolResultMessage))]
@@ -128,8 +130,8 @@ def test_sequential_mode_runs_one_call_after_the_other() -> None:
 @pytest.mark.parametrize("mode", ["sequential", "parallel"])
 def test_a_result_message_is_built_once_and_shared(mode: str) -> None:
     """The message emitted for a tool result is the very object the turn and the history hold."""
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
-                  tools={"echo": echo}), state(mode=mode))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
+                    tools={"echo": echo}), state(mode=mode))
     ended = [e.message for e in w.events if e.type == "message_end" and isinstance(e.message, ToolResultMessage)]
     (turn,) = [e for e in w.events if e.type == "turn_end" and e.tool_results]
     assert len(ended) == 2 and all(a is b for a, b in zip(ended, turn.tool_results))
@@ -137,8 +139,8 @@ def test_a_result_message_is_built_once_and_shared(mode: str) -> None:
 
 
 def test_a_sequential_tool_makes_the_whole_batch_sequential() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "slow")), reply("ok")],
-                  tools={"echo": echo, "slow": lambda a: "slow done"}, finish_order=["b", "a"]))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "slow")), reply("ok")],
+                    tools={"echo": echo, "slow": lambda a: "slow done"}, finish_order=["b", "a"]))
     assert w.executed == ["a", "b"]
 
 
@@ -150,14 +152,14 @@ def tool_results(w: World) -> list[tuple[str, bool]]:
 
 
 def test_unknown_tool() -> None:
-    w = run(World([reply(call("c", "nope")), reply("sorry")]))
+    w = drive(World([reply(call("c", "nope")), reply("sorry")]))
     assert tool_results(w) == [("Tool nope not found", True)]
     end = next(e for e in w.events if e.type == "tool_execution_end")
     assert end.is_error and end.result.content == (TextContent("Tool nope not found"),)
 
 
 def test_invalid_arguments_name_tool_path_and_received_args() -> None:
-    w = run(World([reply(call("c", "echo", text=5)), reply("sorry")], tools={"echo": echo}))
+    w = drive(World([reply(call("c", "echo", text=5)), reply("sorry")], tools={"echo": echo}))
     assert tool_results(w) == [(
         'Validation failed for tool "echo":\n'
         "  - text: 5 is not of type 'string'\n\n"
@@ -168,16 +170,16 @@ def test_invalid_arguments_name_tool_path_and_received_args() -> None:
 
 
 def test_missing_required_argument() -> None:
-    w = run(World([reply(call("c", "echo")), reply("sorry")], tools={"echo": echo}))
+    w = drive(World([reply(call("c", "echo")), reply("sorry")], tools={"echo": echo}))
     assert tool_results(w)[0][0].splitlines()[:2] == [
         'Validation failed for tool "echo":', "  - root: 'text' is a required property"]
 
 
 def test_before_tool_call_blocks_with_reason_and_default() -> None:
     decisions = iter([BeforeToolCallResult(block=True, reason="not allowed"), BeforeToolCallResult(block=True)])
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
-                  tools={"echo": echo}, hooks={"before_tool_call": lambda ctx: next(decisions)}),
-            state(hooks=("before_tool_call",)))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
+                    tools={"echo": echo}, hooks={"before_tool_call": lambda ctx: next(decisions)}),
+              state(hooks=("before_tool_call",)))
     assert tool_results(w) == [("not allowed", True), ("Tool execution was blocked", True)]
     assert w.executed == []
 
@@ -188,8 +190,8 @@ def test_before_tool_call_sees_validated_args_and_context() -> None:
     def before(ctx: Any) -> None:
         seen.append((ctx.tool_call.id, dict(ctx.args), len(ctx.context.messages), ctx.assistant_message.stop_reason))
 
-    run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
-              hooks={"before_tool_call": before}), state(hooks=("before_tool_call",)))
+    drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                hooks={"before_tool_call": before}), state(hooks=("before_tool_call",)))
     assert seen == [("a", {"text": "1"}, 2, "toolUse")]
 
 
@@ -197,7 +199,7 @@ def test_tool_that_raises_gives_error_result_with_its_text() -> None:
     def boom(args: Any) -> str:
         raise RuntimeError("disk full")
 
-    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": boom}))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": boom}))
     assert tool_results(w) == [("disk full", True)]
 
 
@@ -208,8 +210,8 @@ def test_after_tool_call_patches_field_by_field() -> None:
         assert ctx.result.content == (TextContent("echo: 1"),) and ctx.is_error is False
         return AfterToolCallResult(content=(TextContent("patched"),), is_error=True, usage=usage)
 
-    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
-                  hooks={"after_tool_call": after}), state(hooks=("after_tool_call",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                    hooks={"after_tool_call": after}), state(hooks=("after_tool_call",)))
     result = [m for m in w.messages or () if isinstance(m, ToolResultMessage)][0]
     assert (result.text, result.is_error, result.usage, result.details) == ("patched", True, usage, None)
 
@@ -218,16 +220,16 @@ def test_after_tool_call_that_raises_gives_error_result() -> None:
     def after(ctx: Any) -> None:
         raise ValueError("audit failed")
 
-    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
-                  hooks={"after_tool_call": after}), state(hooks=("after_tool_call",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                    hooks={"after_tool_call": after}), state(hooks=("after_tool_call",)))
     assert tool_results(w) == [("audit failed", True)]
 
 
 def test_prepare_arguments_rewrites_raw_arguments_before_validation() -> None:
     seen: list[Any] = []
-    w = run(World([reply(call("a", "prep", n="7")), reply("ok")],
-                  tools={"prep": lambda a: seen.append(dict(a)) or "ok"},
-                  hooks={"prepare_arguments": lambda tc: {"n": int(tc.arguments["n"])}}))
+    w = drive(World([reply(call("a", "prep", n="7")), reply("ok")],
+                    tools={"prep": lambda a: seen.append(dict(a)) or "ok"},
+                    hooks={"prepare_arguments": lambda tc: {"n": int(tc.arguments["n"])}}))
     assert seen == [{"n": 7}]
     assert tool_results(w) == [("ok", False)]
 
@@ -236,13 +238,13 @@ def test_prepare_arguments_that_raises() -> None:
     def bad(tc: Any) -> Any:
         raise KeyError("n")
 
-    w = run(World([reply(call("a", "prep", n="x")), reply("ok")], hooks={"prepare_arguments": bad}))
+    w = drive(World([reply(call("a", "prep", n="x")), reply("ok")], hooks={"prepare_arguments": bad}))
     assert tool_results(w) == [("'n'", True)]
 
 
 def test_length_stop_fails_every_call_without_running_it() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2"), stop="length"), reply("ok")],
-                  tools={"echo": echo}))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2"), stop="length"), reply("ok")],
+                    tools={"echo": echo}))
     expected = ('Tool call "echo" was not executed: the reply was cut off by the output token limit, '
                 "so its arguments may be incomplete. Re-issue the call with complete arguments.")
     assert tool_results(w) == [(expected, True), (expected, True)]
@@ -258,24 +260,24 @@ def terminating(args: Any) -> AgentToolResult:
 
 
 def test_terminate_when_every_result_asks_for_it() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("never")],
-                  tools={"echo": terminating}))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("never")],
+                    tools={"echo": terminating}))
     assert len(w.llm_calls) == 1
     assert types(w.events)[-2:] == ["turn_end", "agent_end"]
 
 
 def test_no_terminate_when_only_some_results_ask_for_it() -> None:
     results = iter([AgentToolResult((TextContent("final"),), terminate=True), AgentToolResult((TextContent("go"),))])
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("next")],
-                  tools={"echo": lambda a: next(results)}))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("next")],
+                    tools={"echo": lambda a: next(results)}))
     assert len(w.llm_calls) == 2
     assert texts(w.messages)[-1] == "assistant:next"
 
 
 def test_after_tool_call_can_set_terminate() -> None:
-    w = run(World([reply(call("a", "echo", text="1")), reply("never")], tools={"echo": echo},
-                  hooks={"after_tool_call": lambda ctx: AfterToolCallResult(terminate=True)}),
-            state(hooks=("after_tool_call",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("never")], tools={"echo": echo},
+                    hooks={"after_tool_call": lambda ctx: AfterToolCallResult(terminate=True)}),
+              state(hooks=("after_tool_call",)))
     assert len(w.llm_calls) == 1
 
 
@@ -284,9 +286,9 @@ def test_after_tool_call_can_set_terminate() -> None:
 
 @pytest.mark.parametrize("stop", ["error", "aborted"])
 def test_error_or_aborted_reply_ends_the_run_without_follow_up_poll(stop: str) -> None:
-    w = run(World([reply("partial", stop=stop, error="rate limited")],
-                  hooks={"get_follow_up_messages": lambda: [UserMessage("more")]}),
-            state(hooks=("get_follow_up_messages",)))
+    w = drive(World([reply("partial", stop=stop, error="rate limited")],
+                    hooks={"get_follow_up_messages": lambda: [UserMessage("more")]}),
+              state(hooks=("get_follow_up_messages",)))
     assert types(w.events)[-4:] == ["message_update", "message_end", "turn_end", "agent_end"]
     turn_end = w.events[-2]
     assert turn_end.tool_results == () and turn_end.message.error_message == "rate limited"
@@ -294,7 +296,7 @@ def test_error_or_aborted_reply_ends_the_run_without_follow_up_poll(stop: str) -
 
 
 def test_stream_failure_becomes_error_message() -> None:
-    w = run(World([RuntimeError("connection reset")]))
+    w = drive(World([RuntimeError("connection reset")]))
     last = w.messages[-1]
     assert (last.stop_reason, last.error_message, last.content) == ("error", "connection reset", ())
     assert types(w.events)[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
@@ -305,24 +307,24 @@ def test_stream_failure_becomes_error_message() -> None:
 
 def test_steering_at_start_is_injected_before_the_first_call() -> None:
     polls = iter([[UserMessage("also this")], [], []])
-    w = run(World([reply("ok")], hooks={"get_steering_messages": lambda: next(polls)}),
-            state(hooks=("get_steering_messages",)))
+    w = drive(World([reply("ok")], hooks={"get_steering_messages": lambda: next(polls)}),
+              state(hooks=("get_steering_messages",)))
     assert texts(w.messages) == ["user:hi", "user:also this", "assistant:ok"]
     assert [m.text for m in w.llm_calls[0].messages] == ["hi", "also this"]
 
 
 def test_steering_after_a_turn_starts_another_turn() -> None:
     polls = iter([[], [UserMessage("wait, one more thing")], [], []])
-    w = run(World([reply("first"), reply("second")], hooks={"get_steering_messages": lambda: next(polls)}),
-            state(hooks=("get_steering_messages",)))
+    w = drive(World([reply("first"), reply("second")], hooks={"get_steering_messages": lambda: next(polls)}),
+              state(hooks=("get_steering_messages",)))
     assert texts(w.messages) == ["user:hi", "assistant:first", "user:wait, one more thing", "assistant:second"]
     assert types(w.events).count("turn_start") == 2
 
 
 def test_follow_up_starts_a_new_turn_when_the_agent_would_stop() -> None:
     follow = iter([[UserMessage("next task")], []])
-    w = run(World([reply("first"), reply("second")], hooks={"get_follow_up_messages": lambda: next(follow)}),
-            state(hooks=("get_follow_up_messages",)))
+    w = drive(World([reply("first"), reply("second")], hooks={"get_follow_up_messages": lambda: next(follow)}),
+              state(hooks=("get_follow_up_messages",)))
     assert texts(w.messages) == ["user:hi", "assistant:first", "user:next task", "assistant:second"]
 
 
@@ -331,17 +333,17 @@ def test_follow_up_starts_a_new_turn_when_the_agent_would_stop() -> None:
 
 def test_prepare_next_turn_switches_model_and_thinking_level() -> None:
     big = Model(id="big", api="test", provider="test", reasoning=True)
-    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
-                  hooks={"prepare_next_turn": lambda ctx: NextTurn(model=big, thinking_level="high")}),
-            state(hooks=("prepare_next_turn",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                    hooks={"prepare_next_turn": lambda ctx: NextTurn(model=big, thinking_level="high")}),
+              state(hooks=("prepare_next_turn",)))
     assert [(c.model.id, c.thinking_level) for c in w.llm_calls] == [("m", "off"), ("big", "high")]
 
 
 def test_a_model_that_does_not_reason_is_asked_with_thinking_off() -> None:
     plain = Model(id="plain", api="test", provider="test")
-    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
-                  hooks={"prepare_next_turn": lambda ctx: NextTurn(model=plain, thinking_level="high")}),
-            state(hooks=("prepare_next_turn",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                    hooks={"prepare_next_turn": lambda ctx: NextTurn(model=plain, thinking_level="high")}),
+              state(hooks=("prepare_next_turn",)))
     assert [(c.model.id, c.thinking_level) for c in w.llm_calls] == [("m", "off"), ("plain", "off")]
 
 
@@ -349,22 +351,22 @@ def test_prepare_next_turn_replaces_context() -> None:
     def compact(ctx: Any) -> NextTurn:
         return NextTurn(context=AgentContext("New prompt", [UserMessage("summary")], [ECHO]))
 
-    w = run(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
-                  hooks={"prepare_next_turn": compact}), state(hooks=("prepare_next_turn",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("ok")], tools={"echo": echo},
+                    hooks={"prepare_next_turn": compact}), state(hooks=("prepare_next_turn",)))
     second = w.llm_calls[1]
     assert second.system_prompt == "New prompt"
     assert [m.text for m in second.messages] == ["summary"]
 
 
 def test_should_stop_after_turn() -> None:
-    w = run(World([reply(call("a", "echo", text="1")), reply("never")], tools={"echo": echo},
-                  hooks={"should_stop_after_turn": lambda ctx: True}), state(hooks=("should_stop_after_turn",)))
+    w = drive(World([reply(call("a", "echo", text="1")), reply("never")], tools={"echo": echo},
+                    hooks={"should_stop_after_turn": lambda ctx: True}), state(hooks=("should_stop_after_turn",)))
     assert len(w.llm_calls) == 1
     assert types(w.events)[-2:] == ["turn_end", "agent_end"]
 
 
 def test_transform_and_convert_hooks_shape_the_request() -> None:
-    w = run(World([reply("ok")], hooks={
+    w = drive(World([reply("ok")], hooks={
         "transform_context": lambda msgs: list(msgs) + [UserMessage("injected")],
         "convert_to_llm": lambda msgs: [m for m in msgs if m.text != "hi"],
     }), state(hooks=("transform_context", "convert_to_llm")))
@@ -377,7 +379,7 @@ def test_failing_loop_hook_ends_the_run_with_an_error_message(hook: str) -> None
     def boom(*args: Any) -> Any:
         raise RuntimeError("boom")
 
-    w = run(World([reply("first")], hooks={hook: boom}), state(hooks=(hook,)))
+    w = drive(World([reply("first")], hooks={hook: boom}), state(hooks=(hook,)))
     last = w.messages[-1]
     assert (last.stop_reason, last.error_message) == ("error", f"{hook} failed: boom")
     assert types(w.events)[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
@@ -388,8 +390,8 @@ def test_failing_loop_hook_ends_the_run_with_an_error_message(hook: str) -> None
 
 
 def test_abort_while_streaming_keeps_partial_text() -> None:
-    w = run(World([reply("Hello world, this is long")], abort_when=lambda e: e.type == "message_update"
-                  and e.assistant_message_event.type == "text_delta"), )
+    w = drive(World([reply("Hello world, this is long")], abort_when=lambda e: e.type == "message_update"
+                    and e.assistant_message_event.type == "text_delta"), )
     last = w.messages[-1]
     assert (last.stop_reason, last.error_message, last.text) == ("aborted", "Request was aborted", "Hell")
     assert types(w.events)[-4:] == ["message_update", "message_end", "turn_end", "agent_end"]
@@ -397,9 +399,9 @@ def test_abort_while_streaming_keeps_partial_text() -> None:
 
 
 def test_abort_while_a_sequential_tool_runs() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("never")],
-                  tools={"echo": echo}, abort_when=lambda e: e.type == "tool_execution_start"),
-            state(mode="sequential"))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("never")],
+                    tools={"echo": echo}, abort_when=lambda e: e.type == "tool_execution_start"),
+              state(mode="sequential"))
     assert tool_results(w) == [("echo: 1", False), ("Operation aborted", True)]
     assert w.executed == ["a"]
     assert len(w.llm_calls) == 1
@@ -407,8 +409,8 @@ def test_abort_while_a_sequential_tool_runs() -> None:
 
 
 def test_abort_while_parallel_tools_run() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("never")],
-                  tools={"echo": echo}, abort_when=lambda e: e.type == "tool_execution_end"))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("never")],
+                    tools={"echo": echo}, abort_when=lambda e: e.type == "tool_execution_end"))
     # both were already running: both finish; no further model call
     assert tool_results(w) == [("echo: 1", False), ("echo: 2", False)]
     assert len(w.llm_calls) == 1
@@ -441,7 +443,7 @@ def test_continue_from_a_user_message() -> None:
 
 
 def test_every_call_effect_carries_a_fresh_id() -> None:
-    w = run(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")], tools={"echo": echo}))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")], tools={"echo": echo}))
     ids = [e.id for _, effects in w.trace for e in effects if hasattr(e, "id") and not isinstance(e, CancelLlm)]
     assert len(ids) == len(set(ids))
     assert all(isinstance(c, CallLlm) for c in w.llm_calls)

@@ -246,13 +246,3 @@ class World:
         except Exception as exc:
             return HookFailed(eff.id, str(exc), self.tick())
         return wrap(value)
-
-
-def types(events: Sequence[Any]) -> list[str]:
-    """Event types, with message_update collapsed to one entry per run of updates."""
-    out: list[str] = []
-    for e in events:
-        if e.type == "message_update" and out and out[-1] == "message_update":
-            continue
-        out.append(e.type)
-    return out

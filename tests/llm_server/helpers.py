@@ -12,7 +12,8 @@ from typing import Any, Literal
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.codec import to_json
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
-from interpreters import AbortSignal, TranscriptRecorder, run_agent_loop, tool
+from flavours import SYNC, Flavour
+from interpreters import AbortSignal, tool
 from interpreters.http import HttpStreamer
 from interpreters.replay import replay
 
@@ -116,29 +117,17 @@ class Run:
         return out
 
 
-def run_recorded(tmp_path: Path, prompt: str, model: Model, *, tools: Sequence[Any] = (),
+def run_recorded(tmp_path: Path, prompt: str, model: Model, *, flavour: Flavour = SYNC, tools: Sequence[Any] = (),
                  system: str = "", signal: AbortSignal | None = None,
                  streamer: HttpStreamer | None = None, on_event: Callable[[Any], None] | None = None,
                  name: str = "run.jsonl", **config: Any) -> Run:
-    """One sync run against a real server, recorded to ``tmp_path / name``."""
+    """One run against a real server, recorded to ``tmp_path / name``: through ``streamer``, or
+    through a streamer of the flavour opened for the run (30 s read timeout, no retries)."""
     context = AgentContext(system_prompt=system, tools=list(tools))
     cfg = AgentLoopConfig(model=model, **config)
     path = tmp_path / name
-    events: list[Any] = []
-
-    def emit(event: Any) -> None:
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
-
-    own = streamer is None
-    streamer = streamer or HttpStreamer(read_timeout=30.0, max_retries=0)
-    try:
-        messages = run_agent_loop(prompt, context, cfg, emit, signal, stream_fn=streamer,
-                                  journal=TranscriptRecorder(path, context, cfg))
-    finally:
-        if own:
-            streamer.close()
+    http = None if streamer is not None else {"read_timeout": 30.0, "max_retries": 0}
+    events, messages = flavour.record(path, prompt, context, cfg, streamer, signal, on_event, http=http)
     return Run(messages, events, path, cfg, context)
 
 

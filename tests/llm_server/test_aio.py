@@ -2,45 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentcore import AgentContext, AgentLoopConfig
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
-from interpreters import AbortSignal, TranscriptRecorder
-from interpreters.aio import run_agent_loop
-from interpreters.http import AsyncHttpStreamer
+from flavours import ASYNCIO
+from interpreters import AbortSignal
 
-from .helpers import TOOLS, Run, assert_replays, bias_payload, free_port, model_for, seeded
-
-
-async def arun(tmp_path: Path, prompt: str, model: Model, *, tools: Any = (), signal: Any = None,
-               on_event: Any = None, **config: Any) -> Run:
-    context = AgentContext(tools=list(tools))
-    cfg = AgentLoopConfig(model=model, **config)
-    path = tmp_path / "aio.jsonl"
-    events: list[Any] = []
-
-    def emit(event: Any) -> None:
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
-
-    streamer = AsyncHttpStreamer(read_timeout=30.0, max_retries=0)
-    try:
-        messages = await run_agent_loop(prompt, context, cfg, emit, signal, stream_fn=streamer,
-                                        journal=TranscriptRecorder(path, context, cfg))
-    finally:
-        await streamer.aclose()
-    return Run(messages, events, path, cfg, context)
+from .helpers import TOOLS, Run, assert_replays, bias_payload, free_port, model_for, run_recorded, seeded
 
 
 def test_aio_streamed_text(chat_server: Any, tmp_path: Path) -> None:
-    run = asyncio.run(arun(tmp_path, "Say something.", model_for(chat_server), on_payload=seeded(3)))
+    run = run_recorded(tmp_path, "Say something.", model_for(chat_server), flavour=ASYNCIO, name="aio.jsonl",
+                       on_payload=seeded(3))
     reply = run.assistants[-1]
     assert reply.stop_reason == "stop", reply.error_message
     assert "".join(run.deltas()) == reply.text
@@ -50,8 +27,8 @@ def test_aio_streamed_text(chat_server: Any, tmp_path: Path) -> None:
 
 def test_aio_forced_tool_call_then_next_turn(chat_server: Any, models: Any, tmp_path: Path) -> None:
     on_payload, bodies = bias_payload(models.vocab.tool_call)
-    run = asyncio.run(arun(tmp_path, "Pick a color.", model_for(chat_server), tools=TOOLS,
-                           on_payload=on_payload))
+    run = run_recorded(tmp_path, "Pick a color.", model_for(chat_server), flavour=ASYNCIO, name="aio.jsonl",
+                       tools=TOOLS, on_payload=on_payload)
     assistants = [m for m in run.messages if isinstance(m, AssistantMessage)]
     results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
     assert assistants[0].stop_reason == "toolUse", assistants[0].error_message
@@ -75,8 +52,8 @@ def aio_aborted(never_server: Any, tmp_path_factory: pytest.TempPathFactory) -> 
         elif event.type == "agent_end":
             marks["end"] = time.perf_counter()
 
-    run = asyncio.run(arun(tmp, "Talk forever.", model_for(never_server, max_tokens=3500),
-                           signal=signal, on_event=on_event))
+    run = run_recorded(tmp, "Talk forever.", model_for(never_server, max_tokens=3500), flavour=ASYNCIO,
+                       name="aio.jsonl", signal=signal, on_event=on_event)
     run.abort_at, run.ended_at = marks["abort"], marks["end"]
     run.extra["idle_after"] = never_server.wait_idle(5.0)
     return run
@@ -97,7 +74,7 @@ def test_aio_server_down(tmp_path: Path) -> None:
     port = free_port()
     model = Model(id="tiny", api="openai-completions", provider="llama.cpp",
                   base_url=f"http://localhost:{port}/v1")
-    run = asyncio.run(arun(tmp_path, "hi", model))
+    run = run_recorded(tmp_path, "hi", model, flavour=ASYNCIO, name="aio.jsonl")
     reply = run.assistants[-1]
     assert reply.stop_reason == "error"
     assert f"Could not connect to localhost:{port}" in (reply.error_message or "")

@@ -1,4 +1,4 @@
-"""A recorded agent run that can be killed at a chosen point (used by tests/test_resume.py).
+"""A recorded agent run that can be killed at a chosen point (used by tests/interpreters/test_resume.py).
 
     python crash_agent.py TRANSCRIPT MARKER_DIR MODE
 
@@ -21,9 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from interpreters import ScriptedModel, run_agent_loop, tool
+from interpreters import ScriptedModel, tool
 from interpreters.scripted import Reply, ScriptedCall
-from interpreters.transcript import TranscriptRecorder
+
+# The tests' shared helpers when this runs as a script: tests/ goes last on sys.path, after the
+# library is imported, so that no folder of tests/ can be taken for it.
+TESTS = str(Path(__file__).resolve().parents[1])
+if TESTS not in sys.path:
+    sys.path.append(TESTS)
+from clocks import clock  # noqa: E402
+from flavours import SYNC  # noqa: E402
 
 REPLIES = [
     Reply(text="Let me look.", tool_calls=[ScriptedCall("work", {"name": "a"}, "c1"),
@@ -64,15 +71,10 @@ def setup(marker_dir: Path, crash: str = "none", transcript: Path | None = None)
     return context, config, [work], stream_fn
 
 
-def clock() -> int:
-    return 1_000
-
-
 def main() -> None:
     transcript, marker_dir, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     context, config, _tools, stream_fn = setup(marker_dir, mode, transcript)
-    run_agent_loop("Do a, b, then c.", context, config, emit=lambda e: None, stream_fn=stream_fn,
-                   journal=TranscriptRecorder(transcript, context, config), clock=clock)
+    SYNC.record(transcript, "Do a, b, then c.", context, config, stream_fn, clock=clock)
     (marker_dir / "finished").write_text("yes")
 
 

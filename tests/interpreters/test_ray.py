@@ -1,0 +1,360 @@
+"""The Ray interpreter (interpreters/ray.py) on a real local Ray cluster.
+
+The cluster (2 CPUs, no dashboard) is started once for the module. Everything the workers
+call (factories, tools, the clock) is module-level, in this file or in the shared helpers
+(tests/clocks.py, tests/sample_tools.py), so it pickles by reference; the repository, the tests
+directory and this one are put on the workers' PYTHONPATH (the repository first: a worker must
+not take ``tests/interpreters`` for the library).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
+from clocks import clock  # noqa: E402
+from interpreters import ScriptedModel, run_agent_loop, tool  # noqa: E402
+from interpreters.ray import RunJob, RunResult, remote_tool, replay_many, run_many  # noqa: E402
+from interpreters.scripted import Reply, ScriptedCall  # noqa: E402
+from sample_tools import add_text  # noqa: E402
+
+pytestmark = pytest.mark.ray
+
+HERE = Path(__file__).resolve().parent
+WORKER_PATH = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster() -> Iterator[None]:
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=150 * 1024 * 1024,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([*WORKER_PATH, os.environ.get("PYTHONPATH", "")])}},
+    )
+    yield
+    ray.shutdown()
+
+
+# --------------------------------------------------------------------------- a scripted scenario
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper() + "!"
+
+
+def config_factory(job: Any) -> AgentLoopConfig:
+    return AgentLoopConfig(model=Model(id=f"scripted-{job.data % 3 if isinstance(job.data, int) else 0}"))
+
+
+def scenario_reply(n: int) -> Any:
+    """Run ``n``: ``n % 5`` tool turns (some with two parallel calls), then a text reply."""
+
+    def reply(ctx: Any, _index: int) -> Reply | str:
+        k = sum(1 for m in ctx.messages if m.role == "assistant")
+        if k < n % 5:
+            calls = [ScriptedCall("add", {"a": n, "b": k}, f"r{n}-c{k}")]
+            if (n + k) % 2:
+                calls.append(ScriptedCall("shout", {"text": f"turn {k}"}, f"r{n}-s{k}"))
+            return Reply(text=f"step {k}" if k % 2 else None, tool_calls=calls)
+        return f"Run {n} is done after {k} tool turns."
+
+    return reply
+
+
+def stream_fn_factory(job: Any) -> ScriptedModel:
+    return ScriptedModel(scenario_reply(job.data), chunk_size=5)
+
+
+def scripted_jobs(count: int) -> list[RunJob]:
+    return [RunJob(f"run-{n:04d}", f"Task {n}", AgentContext("You add.", [], [add_text, shout]), data=n)
+            for n in range(count)]
+
+
+def local_messages(job: RunJob) -> list[Any]:
+    return run_agent_loop(job.prompts, job.context, config_factory(job), emit=lambda e: None,
+                          stream_fn=stream_fn_factory(job), clock=clock)
+
+
+@pytest.fixture(scope="module")
+def scripted_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[RunJob], list[RunResult]]:
+    out = tmp_path_factory.mktemp("scripted")
+    jobs = scripted_jobs(200)
+    results = list(run_many(jobs, config_factory=config_factory, stream_fn_factory=stream_fn_factory,
+                            clock=clock, transcripts_dir=out, max_concurrency_per_node=32, progress=False))
+    return out, jobs, results
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_importing_interpreters_does_not_import_ray() -> None:
+    code = "import sys, interpreters, interpreters.aio; import interpreters.ray; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_200_scripted_runs_match_local_runs(scripted_runs: tuple[Path, list[RunJob], list[RunResult]]) -> None:
+    out, jobs, results = scripted_runs
+    assert len(results) == 200
+    assert [r.error for r in results if not r.ok] == []
+    assert sorted(r.job_id for r in results) == [j.id for j in jobs]
+    by_id = {r.job_id: r for r in results}
+    for job in jobs:
+        result = by_id[job.id]
+        assert list(result.messages) == local_messages(job), job.id
+        assert Path(result.transcript) == out / f"{job.id}.jsonl"
+        assert not result.resumed
+    assert len(list(out.glob("*.jsonl"))) == 200
+    assert len({r.worker_pid for r in results}) == 2  # one worker per CPU, both used
+
+
+def test_a_failing_factory_is_an_error_result(tmp_path: Path) -> None:
+    results = list(run_many([("hi", AgentContext())], config_factory=broken_config, transcripts_dir=tmp_path,
+                            progress=False))
+    assert len(results) == 1
+    assert results[0].error == "RuntimeError: no config today"
+    assert results[0].messages == ()
+
+
+def broken_config(job: Any) -> AgentLoopConfig:
+    raise RuntimeError("no config today")
+
+
+# -- a worker killed in a tool call
+
+
+KILL_REPLIES = [
+    Reply(text="First a.", tool_calls=[ScriptedCall("work", {"name": "a"}, "k1")]),
+    Reply(tool_calls=[ScriptedCall("work", {"name": "b"}, "k2")]),
+    Reply(text="a and b are done."),
+]
+
+
+def kill_stream_fn(job: Any) -> ScriptedModel:
+    return ScriptedModel(lambda ctx, i: KILL_REPLIES[sum(1 for m in ctx.messages if m.role == "assistant")],
+                         chunk_size=4)
+
+
+def work_tool(markers: Path, job_id: str, victim: bool) -> AgentTool:
+    @tool
+    def work(name: str) -> str:
+        """Do some work."""
+        (markers / f"exec-{job_id}-{name}-{uuid.uuid4().hex}").write_text(str(os.getpid()))
+        if victim and name == "b" and not (markers / "killed").exists():
+            tmp = markers / "pid.tmp"
+            tmp.write_text(str(os.getpid()))
+            tmp.rename(markers / "pid")
+            time.sleep(120)
+        return f"{name} worked"
+
+    return work
+
+
+def kill_tools(job: Any) -> list[AgentTool]:
+    return [work_tool(Path(job.data["markers"]), job.id, job.data["victim"])]
+
+
+def executions(markers: Path, job_id: str, name: str) -> int:
+    return len(list(markers.glob(f"exec-{job_id}-{name}-*")))
+
+
+def test_a_killed_worker_resumes_its_runs_from_their_transcripts(tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    transcripts = tmp_path / "transcripts"
+    jobs = [RunJob(f"kill-{i}", "Do a, then b.", AgentContext("You work."),
+                   data={"markers": str(markers), "victim": i == 0}) for i in range(4)]
+    killed: list[int] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 60
+        while not (markers / "pid").exists():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+        pid = int((markers / "pid").read_text())
+        (markers / "killed").write_text("yes")
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    results = {r.job_id: r for r in run_many(jobs, config_factory=config_factory, stream_fn_factory=kill_stream_fn,
+                                             tools_factory=kill_tools, clock=clock, transcripts_dir=transcripts,
+                                             progress=False)}
+    thread.join(5)
+    assert killed, "the victim never reached its tool call"
+    victim = results["kill-0"]
+    assert victim.error is None
+    assert victim.resumed
+    assert victim.worker_pid != killed[0]
+
+    # Every run ends as an uninterrupted one does.
+    ref_markers = tmp_path / "reference"
+    ref_markers.mkdir()
+    for job in jobs:
+        ref_job = RunJob(job.id, job.prompts, job.context, {"markers": str(ref_markers), "victim": False})
+        expected = run_agent_loop(job.prompts, AgentContext("You work.", [], kill_tools(ref_job)),
+                                  config_factory(job), emit=lambda e: None, stream_fn=kill_stream_fn(job),
+                                  clock=clock)
+        assert list(results[job.id].messages) == expected, job.id
+        assert results[job.id].ok
+
+    # a had finished before the kill: it was not run again; b was cut and ran again.
+    assert executions(markers, "kill-0", "a") == 1
+    assert executions(markers, "kill-0", "b") == 2
+    text = (transcripts / "kill-0.jsonl").read_text()
+    assert '"resumed_from_step"' in text
+    assert text.count('"type":"call_llm"') == 3  # no model reply asked for twice
+
+    # Running the same jobs again over the same directory resumes finished runs: nothing runs.
+    before = len(list(markers.glob("exec-*")))
+    again = {r.job_id: r for r in run_many(jobs, config_factory=config_factory, stream_fn_factory=kill_stream_fn,
+                                           tools_factory=kill_tools, clock=clock, transcripts_dir=transcripts,
+                                           progress=False)}
+    assert len(list(markers.glob("exec-*"))) == before
+    assert all(r.resumed and r.messages == results[r.job_id].messages for r in again.values())
+
+
+# -- replay_many
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+
+
+def test_replay_many_reports_the_modified_transcripts_at_their_steps(
+        scripted_runs: tuple[Path, list[RunJob], list[RunResult]], tmp_path: Path) -> None:
+    source, jobs, _ = scripted_runs
+    for job in jobs[:100]:
+        shutil.copy(source / f"{job.id}.jsonl", tmp_path / f"{job.id}.jsonl")
+    expected: dict[str, int] = {}
+
+    # 1. a tool result changed in the input of a step (a tool that now answers differently)
+    p = tmp_path / "run-0003.jsonl"
+    lines = _lines(p)
+    i = next(i for i, x in enumerate(lines) if x.get("input", {}).get("type") == "tool_finished")
+    lines[i]["input"]["result"]["content"][0]["text"] = "tampered"
+    _write(p, lines)
+    expected[str(p)] = lines[i]["step"]
+
+    # 2. a recorded effect changed (the core used to ask for other arguments)
+    p = tmp_path / "run-0014.jsonl"
+    lines = _lines(p)
+    i = [i for i, x in enumerate(lines) if any(e.get("type") == "execute_tool" for e in x.get("effects", []))][-1]
+    for e in lines[i]["effects"]:
+        if e.get("type") == "execute_tool":
+            e["args"] = {"a": -1, "b": -1}
+    _write(p, lines)
+    expected[str(p)] = lines[i]["step"]
+
+    # 3. the final messages changed in the last step
+    p = tmp_path / "run-0057.jsonl"
+    lines = _lines(p)
+    last = lines[-1]
+    run_ended = next(e for e in last["effects"] if e.get("type") == "run_ended")
+    assert run_ended["messages"], "the run ended with messages"
+    run_ended["messages"] = run_ended["messages"][:-1]
+    _write(p, lines)
+    expected[str(p)] = last["step"]
+
+    summary = replay_many(tmp_path, mode="strict", progress=False)
+    assert len(summary.outcomes) == 100
+    assert summary.errors == ()
+    assert {o.path: o.step for o in summary.diverged} == expected
+    assert len(summary.ok) == 97
+    report = summary.report()
+    assert "3 diverged" in report
+    assert "run-0003.jsonl: step" in report and "tampered" in report
+
+    # LLM-only replay of untouched transcripts: the recorded replies against today's tools.
+    untouched = [tmp_path / f"{job.id}.jsonl" for job in jobs[20:40]]
+    llm = replay_many(untouched, mode="llm", config_factory=replay_config, tools_factory=replay_tools,
+                      progress=False)
+    assert llm.all_ok, llm.report()
+    assert [Path(o.path).name for o in llm.outcomes] == sorted(p.name for p in untouched)
+
+
+def replay_config(path: Path) -> AgentLoopConfig:
+    n = int(path.stem.split("-")[1])
+    return AgentLoopConfig(model=Model(id=f"scripted-{n % 3}"))
+
+
+def replay_tools(path: Path) -> list[AgentTool]:
+    return [add_text, shout]
+
+
+# -- tools that ask for cluster resources
+
+
+@tool
+def where() -> str:
+    """Where am I running."""
+    ctx = ray.get_runtime_context()
+    return json.dumps({"pid": os.getpid(), "resources": ctx.get_assigned_resources(),
+                       "task": ctx.get_task_id(), "actor": ctx.get_actor_id()})
+
+
+@tool
+def worker_pid() -> str:
+    """The pid of the worker running the agent loop."""
+    return str(os.getpid())
+
+
+@tool
+def explode() -> str:
+    """Always fails."""
+    raise ValueError("boom")
+
+
+def remote_tools(job: Any) -> list[AgentTool]:
+    return [remote_tool(where, num_cpus=1, memory=50 * 1024 * 1024), worker_pid, remote_tool(explode, num_cpus=0.5)]
+
+
+def remote_stream_fn(job: Any) -> ScriptedModel:
+    return ScriptedModel([
+        Reply(tool_calls=[ScriptedCall("where", {}, "w1"), ScriptedCall("worker_pid", {}, "w2"),
+                          ScriptedCall("explode", {}, "w3")]),
+        "Done.",
+    ])
+
+
+def test_a_resource_requesting_tool_runs_as_its_own_task(tmp_path: Path) -> None:
+    [result] = list(run_many([RunJob("remote", "Where?", AgentContext())], config_factory=config_factory,
+                             stream_fn_factory=remote_stream_fn, tools_factory=remote_tools, clock=clock,
+                             transcripts_dir=tmp_path, progress=False))
+    assert result.ok, result.error
+    results = {m.tool_call_id: m for m in result.messages if m.role == "toolResult"}
+    info = json.loads(results["w1"].content[0].text)
+    loop_pid = int(results["w2"].content[0].text)
+    assert loop_pid == result.worker_pid
+    assert info["pid"] != loop_pid
+    assert info["actor"] is None and info["task"]
+    assert info["resources"].get("CPU") == 1.0
+    assert results["w3"].is_error and results["w3"].content[0].text == "boom"
+    assert result.messages[-1].text == "Done."
