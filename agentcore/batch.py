@@ -94,6 +94,8 @@ ANSWERS: Final[dict[type, tuple[str, ...]]] = {
 """Input type → the slot steps that can take it."""
 
 _HOOK_STEPS: Final = ANSWERS[HookFailed]
+_WAITING: Final = frozenset(step for steps in ANSWERS.values() for step in steps)
+"""The steps in which a call waits for an answer (the others carry no id: ``wait_id`` is -1)."""
 
 
 # --------------------------------------------------------------------------- the entry points
@@ -158,7 +160,7 @@ def abort(s: Draft) -> BatchDone | None:
 def slot_of(batch: RunningTools, id: int) -> int | None:
     """The index of the call waiting for an answer with ``id``."""
     for i, slot in enumerate(batch.slots):
-        if slot.wait_id == id:
+        if slot.wait_id == id and slot.step in _WAITING:
             return i
     return None
 
