@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from functools import partial
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -43,6 +44,7 @@ from agentcore import (
 )
 
 from .driver import (
+    END,
     FATAL,
     WAIT,
     WAKE,
@@ -69,7 +71,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("agentcore")
-_END = object()
 
 
 def _boxed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Returned:
@@ -292,8 +293,8 @@ class AsyncRun(Run):
     async def call_llm(self, effect: CallLlm) -> AsyncIterator[AgentEvent]:
         call, signal = ModelCall(self, effect), self.signal
         source: Any = None
-        next_event: Any = None  # awaitable per event (async iterables, sync iterators in a thread)
-        next_now: Any = None  # plain call per event (lists and tuples)
+        read: Any = None  # the next event, END, or a _Raised: awaited, or a plain call
+        awaited = False
         try:
             try:
                 if call.may_start:
@@ -305,43 +306,35 @@ class AsyncRun(Run):
                             live = returned is not None
                             source = returned.get() if returned is not None else None
                         if live:
-                            source, next_event, next_now = self.events_of(source)
+                            source, read, awaited = self.events_of(source)
             except BaseException as exc:
                 if isinstance(exc, asyncio.CancelledError) and _really_cancelled():
                     raise
                 call.fail(exc)
             task = asyncio.current_task()
-            while (next_event is not None or next_now is not None) and not signal.aborted:
-                if next_now is not None:
-                    try:
-                        event = next_now()
-                    except StopIteration:
-                        call.ended()
-                        break
+            # Checked before each read too: a wait that has begun ends only when the abort
+            # cancels it, and that misses an abort given while the run task was elsewhere.
+            while read is not None and not signal.aborted:
+                if not awaited:
+                    event = read()
                 else:
                     self.interruptible = task
                     try:
-                        event = await next_event()
+                        event = await read()
                     except StopAsyncIteration:
-                        call.ended()
-                        break
+                        event = END
                     except asyncio.CancelledError as exc:
                         if self.cancelled_by_abort:
                             await self.read_abandoned()
                             break
                         if _really_cancelled():
                             raise
-                        call.fail(exc)  # the stream raised CancelledError itself
-                        break
+                        event = _Raised(exc)  # the stream raised CancelledError itself
                     except BaseException as exc:
-                        call.fail(exc)
-                        break
+                        event = _Raised(exc)
                     finally:
                         self.interruptible = None
                         self.cancelled_by_abort = False
-                    if event is _END:
-                        call.ended()
-                        break
                     if type(event) is _Raised:
                         call.fail(event.error)
                         break
@@ -356,16 +349,16 @@ class AsyncRun(Run):
             await self.close_stream(source)
         call.end()
 
-    def events_of(self, source: Any) -> tuple[Any, Any, Any]:
-        """How to read what a stream function returned: ``(what to close, an awaitable per
-        event or None, a plain call per event or None)``. An async iterable is awaited event
-        by event, a list or tuple read directly, another sync iterable read in a worker thread
-        (the event, ``_END``, or a :class:`_Raised` with what it raised)."""
+    def events_of(self, source: Any) -> tuple[Any, Any, bool]:
+        """How to read what a stream function returned: ``(what to close, the call that gives
+        the next event, END or a _Raised, whether it is awaited)``. An async iterable is
+        awaited event by event, a list or tuple read directly, another sync iterable read in a
+        worker thread."""
         if hasattr(source, "__aiter__"):
             source = source.__aiter__()
-            return source, source.__anext__, None
+            return source, source.__anext__, True
         if isinstance(source, (list, tuple)):
-            return source, None, iter(source).__next__
+            return source, partial(next, iter(source), END), False
         sync_source = iter(source)
 
         async def next_in_thread() -> Any:
@@ -373,7 +366,7 @@ class AsyncRun(Run):
             self.reading = read
             return await asyncio.shield(read)
 
-        return sync_source, next_in_thread, None
+        return sync_source, next_in_thread, True
 
     async def read_abandoned(self) -> None:
         """The abort ended the wait for the next event: what the stream raised as it landed
@@ -478,9 +471,9 @@ class _Raised:
 
 
 def _read(source: Any) -> Any:
-    """In a worker thread: the next event of a sync stream, ``_END``, or what it raised."""
+    """In a worker thread: the next event of a sync stream, ``END``, or what it raised."""
     try:
-        return next(source, _END)
+        return next(source, END)
     except BaseException as exc:
         return _Raised(exc)
 

@@ -8,17 +8,13 @@ and asyncio runners are twins, kept parallel method for method (as httpx keeps `
 - :meth:`Driver.feed` steps the core, raises :class:`InterpreterError` on a rejection (that is a
   bug in the interpreter, never a user error) and reports each step to the run's journals
   (:class:`Journal`: the recorder, the tracer, your own observers).
-- :class:`Run` is what both runners share: :meth:`Run.effects` walks the effects (the runner
-  carries out each one it gives, or waits when it gives :data:`WAIT`), feeding, the abort,
-  which answers still count (:meth:`Run.take`), what a hook's outcome becomes
-  (:meth:`Run.hook_returned`), the API key, tools' bookings and deadlines. Its
-  :class:`AnswerOrder` is the public strategy that decides in which order the answers it waits
-  for reach the core (as they arrive; LLM-only replay feeds them in the recorded order).
-- :class:`ModelCall` is one model call but for the reading: whether it may start, the call of
-  the stream function, feeding one stream event (:meth:`ModelCall.received`), how it ends.
-- :class:`ToolRun` is one tool call but for where it runs: the tool and its arguments, its
-  progress reports, the journals' scopes, its outcome. :class:`Returned` carries what user code
-  gave (a value or an exception) back to the run.
+- :class:`Run` is what both runners share: :meth:`Run.effects` walks the effects (each runner
+  only carries out what it gives), feeding, the abort, what a hook's answer becomes, tools'
+  deadlines. Its :class:`AnswerOrder` is the public strategy that decides in which order the
+  answers it waits for reach the core (as they arrive; LLM-only replay feeds them in the
+  recorded order).
+- :class:`ModelCall` is one model call but for reading the stream: :meth:`ModelCall.received`
+  feeds one stream event. :class:`ToolRun` is one tool call but for where it runs.
 - :func:`hook_call` maps a hook effect to the user's callable, its arguments, and the input that
   carries its answer back.
 - :func:`tool_call` does the same for ``ExecuteTool``; :func:`stream_options` builds the options
@@ -27,6 +23,7 @@ and asyncio runners are twins, kept parallel method for method (as httpx keeps `
 - :func:`with_signal` passes the run's signal to the callables that take one;
   :func:`prompt_messages` and :func:`polled_messages` check what users hand the loop.
 """
+
 from __future__ import annotations
 
 import abc
@@ -116,33 +113,31 @@ from .signal import AbortSignal
 __all__ = [
     "AS_THEY_ARRIVE",
     "AnswerOrder",
+    "WAIT",
+    "WAKE",
+    "END",
     "Driver",
-    "FATAL",
     "HookCall",
     "InterpreterError",
     "Journal",
     "Journals",
     "ModelCall",
-    "NO_STREAM_FN",
     "Returned",
     "Run",
     "ToolRun",
-    "WAIT",
-    "WAKE",
+    "FATAL",
+    "NO_STREAM_FN",
     "check_run_arguments",
     "deliver",
+    "is_message",
+    "observers",
+    "tool_scopes",
     "failure_text",
     "hook_call",
-    "is_message",
-    "llm_context",
-    "observers",
     "polled_messages",
     "prompt_messages",
     "stream_options",
-    "tool_call",
     "tool_registry",
-    "tool_result",
-    "tool_scopes",
     "with_signal",
 ]
 
@@ -249,6 +244,9 @@ WAKE: Final = object()
 """What a runner posts to its inbox when the run's signal fires: the wake-up that has the
 abort fed."""
 
+END: Final = object()
+"""What a runner gives :meth:`ModelCall.received` when the stream has no more events."""
+
 
 class AnswerOrder:
     """The order in which a run feeds the answers it waits for to the core.
@@ -286,16 +284,11 @@ AS_THEY_ARRIVE: Final = AnswerOrder()
 
 
 class Run:
-    """What the sync and asyncio runners share: everything about a run but how it waits.
-
-    The runners (:class:`interpreters.sync.SyncRun`, :class:`interpreters.aio.AsyncRun`) are
-    twins: each walks :meth:`effects` and carries out each effect it gives, and each writes
-    only the waiting (threads and queues, or asyncio tasks). Here are the driver, the effects
-    still to carry out, feeding (an abort that fired is always fed before the next input),
-    which answers still count, the tools' deadlines, what a hook's or a tool's outcome becomes,
-    and the one failure of user code that must stop the run and reach the caller
-    (``KeyboardInterrupt``, ``SystemExit``). :class:`ModelCall` is the same for one model
-    call."""
+    """What the sync and asyncio runners share: the driver, the effects still to carry out
+    (:meth:`effects` gives them one by one; a runner only carries them out and waits), feeding
+    (an abort that fired is always fed before the next input), which answers still count, what
+    a hook's answer becomes, the tools' deadlines, and the one failure of user code that must
+    stop the run and reach the caller (``KeyboardInterrupt``, ``SystemExit``)."""
 
     def __init__(
         self,
@@ -355,8 +348,7 @@ class Run:
         return None
 
     def post(self, item: Any) -> None:
-        """Put ``item`` (an answer, or :data:`WAKE`) into the run's inbox, from any thread: how
-        is the runner's."""
+        """Put an answer into the run's inbox, from any thread (the runner's inbox)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -375,14 +367,12 @@ class Run:
     def ended(self) -> bool:
         return self.finished or self.driver.ended
 
-    # -- the effects, in order: what the runners walk
+    # -- the effects
 
     def effects(self) -> Iterator[Any]:
-        """The effects the runner carries out, one at a time and in order: an ``Emit`` (give its
-        event), a ``CallLlm``, an ``ExecuteTool``, a hook effect, or :data:`WAIT` when the run
-        waits for an answer. The first input is fed first; ``RunEnded`` and ``CancelLlm`` are
-        taken here (a stream the core left behind was already closed). After the run's end, a
-        fatal failure of user code is raised to the caller."""
+        """What the runner carries out, in order: an ``Emit``, a ``CallLlm``, an ``ExecuteTool``,
+        a hook effect, or :data:`WAIT` (wait for an answer). ``RunEnded`` and ``CancelLlm`` are
+        taken here; after the end, a fatal failure of user code is raised."""
         if self.first is not None:
             self.feed(self.first)
         pending = self.pending
@@ -394,13 +384,12 @@ class Run:
             kind = type(effect)
             if kind is RunEnded:
                 self.end(effect)
-            elif kind is not CancelLlm:
+            elif kind is not CancelLlm:  # a stream the core left behind was already closed
                 yield effect
         self.raise_fatal()
 
     def take(self, item: Any) -> None:
-        """An item out of the inbox, in the run's answer order: the abort's wake-up, or an
-        answer, fed when it still counts."""
+        """An item out of the inbox: the abort's wake-up, or an answer (fed if it still counts)."""
         if item is WAKE:
             self.feed_abort()
         elif self.accept(item):
@@ -449,8 +438,7 @@ class Run:
         return failure_text(exc)
 
     def ignored(self, exc: BaseException) -> None:
-        """User code raised where nothing takes its failure (closing a stream): it is dropped,
-        but ``KeyboardInterrupt`` or ``SystemExit`` still stop the run."""
+        """User code raised where nothing takes it (closing a stream); a fatal one stops the run."""
         if isinstance(exc, FATAL):
             self.stop_for(exc)  # raised to the caller once the run has ended
 
@@ -469,13 +457,12 @@ class Run:
             return id_ in self.running  # not progress reported after the tool returned
         return awaits(self.driver.state, id_)
 
-    # -- hooks and the API key: user code the run waits for (or for the abort)
+    # -- hooks and the API key
 
     def hook_returned(self, effect: Effect, call: HookCall, returned: Returned | None) -> None:
-        """Feed what the hook of ``effect`` gave (``None``: the run was aborted first): its
-        answer, ``HookFailed`` for what it raised or a wrong answer, or the abort. A hook that
-        raised ``KeyboardInterrupt`` or ``SystemExit`` stops the run as aborted, and the
-        exception goes on to the caller."""
+        """Feed what the hook of ``effect`` gave: its answer, or ``HookFailed``; the abort when
+        the run was aborted first (``None``) or the hook raised a fatal exception (the run stops
+        as aborted, then the exception goes on)."""
         if returned is not None and isinstance(returned.error, FATAL):
             self.stop_for(returned.error)
             returned = None
@@ -489,16 +476,15 @@ class Run:
         self.feed(answer)
 
     def key_call(self, effect: CallLlm) -> HookCall | None:
-        """``get_api_key`` for the model call of ``effect``, called like a hook (``None``: the
-        config has none)."""
+        """``get_api_key`` for ``effect``, called like a hook (``None``: the config has none)."""
         get = self.config.get_api_key
         if get is None:
             return None
         return _hook("get_api_key", get, (effect.model.provider,), _no_answer, self.signal)
 
     def resolved_key(self, effect: CallLlm, returned: Returned | None) -> str | None:
-        """The key of a model call: what ``get_api_key`` returned (``returned``; what it raised
-        is raised) wins over ``api_key``. The journals are told (:meth:`keys_used`)."""
+        """The key of a model call: what ``get_api_key`` returned (what it raised is raised)
+        wins over ``api_key``; the journals are told."""
         key = self.config.api_key
         if returned is not None:
             key = returned.get() or key
@@ -566,9 +552,8 @@ class Run:
         return ms or None
 
     def tool_starts(self, effect: ExecuteTool) -> AbortSignal | None:
-        """Book the tool call of ``effect`` as running: the signal to give it (its own, when it
-        has a deadline). ``None`` when it is not to be started: the run has ended, or the abort
-        fired first (its answer, ``Operation aborted``, is posted instead)."""
+        """Book a tool call as running; the signal to give it (its own, when it has a deadline).
+        ``None``: not to be started (the run ended, or the abort fired: its answer is posted)."""
         self.order.tool_starting(self, effect)
         if self.ended:
             return None
@@ -608,8 +593,7 @@ class Run:
 
 
 class Returned:
-    """What user code the run waited for gave: its value, or the exception it raised (carried
-    as a value out of a worker thread)."""
+    """What user code gave: its value, or the exception it raised (carried out of a thread)."""
 
     __slots__ = ("value", "error")
 
@@ -625,17 +609,15 @@ class Returned:
 
 
 class ModelCall:
-    """One model call (``CallLlm``) as both runners carry it out, all but the waiting.
+    """One model call (``CallLlm``) as both runners carry it out, all but reading the stream.
 
-    A runner asks :attr:`may_start` (a stream function, no abort), resolves the key
-    (:meth:`Run.key_call`, :meth:`Run.resolved_key`), :meth:`open` s the stream, then reads
-    it and gives each event to :meth:`received`, which feeds the core and answers with the
-    ``Emit`` s whose events to give now. What goes wrong is kept (:meth:`fail`,
-    :meth:`ended`); once the stream is closed, :meth:`end` feeds it, or the abort, or nothing
-    when the reply is over. An item that is not a stream event never reaches the core (a
-    transcript could not hold it); an event whose partial is an ``AssistantMessage`` (pi-ai
-    style) is given to the core with the library's partial, folded from the events' own fields,
-    so that a transcript reproduces exactly what the core read."""
+    A runner checks :attr:`may_start`, resolves the key, :meth:`open` s the stream, and gives
+    each item it reads to :meth:`received` (which feeds the core), then :data:`END`; what goes
+    wrong is kept (:meth:`fail`) and, once the stream is closed, :meth:`end` feeds it, or the
+    abort. An item that is not a stream event never reaches the core (a transcript could not
+    hold it); an event whose partial is an ``AssistantMessage`` (pi-ai style) reaches it with
+    the library's partial, folded from the events' own fields, so that a transcript reproduces
+    exactly what the core read."""
 
     __slots__ = ("run", "effect", "id", "signal", "failure", "over", "fold", "feed_core", "clock", "pending")
 
@@ -653,13 +635,11 @@ class ModelCall:
 
     @property
     def may_start(self) -> bool:
-        """Whether the stream function may be called: there is one, nothing failed, and no
-        abort fired (no model call starts after an abort)."""
+        """There is a stream function, nothing failed, no abort (no model call starts after one)."""
         return self.failure is None and not self.signal.aborted
 
     def open(self, api_key: str | None) -> Any:
-        """Call the stream function; what it returned (an iterable of events, or under asyncio
-        an async iterable, or an awaitable of one)."""
+        """Call the stream function: what it returns (events, as the runner can read them)."""
         run, effect = self.run, self.effect
         options = stream_options(effect, run.config, api_key, self.signal)
         return run.stream_fn(effect.model, llm_context(effect), options)
@@ -668,18 +648,17 @@ class ModelCall:
         """The stream function raised ``exc`` (calling it, or reading it)."""
         self.failure = self.run.failed(exc)
 
-    def ended(self) -> None:
-        """The stream ended without ``done`` or ``error``."""
-        self.failure = STREAM_ENDED_TEXT
-
     def received(self, event: Any) -> Sequence[Any] | None:
-        """Feed one item the stream gave: the ``Emit`` s whose events to give now (when one of
-        them ends the reply, :attr:`over` is set and what comes next waits in the run), or
-        ``None`` when the stream is to be dropped (an abort, an item that is not a stream
-        event). The common case, a delta carrying the library's partial, costs two lookups."""
+        """Feed one item of the stream: the ``Emit`` s to give now (:attr:`over` once the reply
+        is over), or ``None`` to drop the stream (an abort, its end, an item that is not a stream
+        event).
+        The common case, a delta carrying the library's partial, costs two lookups."""
         if self.signal.aborted:
             return None
         if type(event) not in _DELTA_TYPES or type(event.partial) is not PartialAssistantMessage:
+            if event is END:  # without done or error
+                self.failure = STREAM_ENDED_TEXT
+                return None
             problem = stream_event_problem(event)
             if problem is not None:
                 self.failure = problem
@@ -704,8 +683,7 @@ class ModelCall:
         return emits
 
     def end(self) -> None:
-        """The stream is closed: feed its failure, else the abort (nothing when the reply is
-        over)."""
+        """The stream is closed: feed its failure, else the abort (nothing once it is over)."""
         if self.over:
             return
         if self.failure is not None and not self.signal.aborted:
@@ -715,10 +693,9 @@ class ModelCall:
 
 
 class ToolRun:
-    """One tool call as both runners carry it out, wherever it runs (the run's own thread or
-    task, a worker thread, a task of its own): the tool and its arguments, its progress
-    reports (:meth:`on_update`, posted to the run's inbox while the call is open), the scopes
-    the journals want around it, and its outcome, posted by :meth:`close`."""
+    """One tool call as both runners carry it out, wherever it runs: the tool and its
+    arguments, its progress (:meth:`on_update`, posted while the call is open), the journals'
+    scopes around it, and its outcome (posted by :meth:`close`)."""
 
     __slots__ = ("run", "effect", "id", "signal", "open", "clock", "post")
 
@@ -759,8 +736,7 @@ class ToolRun:
         return ToolFinished(self.id, tool_result(tool.name, value), self.clock())
 
     def failed(self, exc: BaseException) -> Input:
-        """The tool, a scope or the result's check raised ``exc`` (a tool must never take the
-        run down)."""
+        """A tool must never take the run down: what it raised is an error result."""
         return ToolFailed(self.id, self.run.failed(exc), self.clock())
 
     def close(self, outcome: Input) -> None:
@@ -773,7 +749,7 @@ _NO_SCOPE: Final = nullcontext()
 
 
 def _no_answer(value: Any, at: int) -> Input:
-    raise TypeError("get_api_key's answer is the model call's key, not an input")
+    raise TypeError("get_api_key answers with a key (Run.resolved_key), not an input")
 
 
 def _nothing() -> None:

@@ -46,6 +46,7 @@ from agentcore import (
 )
 
 from .driver import (
+    END,
     FATAL,
     WAIT,
     WAKE,
@@ -249,22 +250,19 @@ class SyncRun(Run):
         return (False, None) if returned is None else (True, self.resolved_key(effect, returned))
 
     def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
-        call, signal = ModelCall(self, effect), self.signal
+        call = ModelCall(self, effect)
         source: Iterator[Any] | None = None
         try:
             try:
                 if call.may_start:
                     live, api_key = self.api_key(effect)
                     if live and call.may_start:
-                        source = _events_of(call.open(api_key))
+                        source = self.events_of(call.open(api_key))
             except BaseException as exc:
                 call.fail(exc)
-            while source is not None and not signal.aborted:
+            while source is not None:
                 try:
-                    event = next(source)
-                except StopIteration:
-                    call.ended()
-                    break
+                    event = next(source, END)
                 except BaseException as exc:
                     call.fail(exc)
                     break
@@ -278,6 +276,17 @@ class SyncRun(Run):
         finally:
             self.close_stream(source)
         call.end()
+
+    def events_of(self, source: Any) -> Iterator[Any]:
+        """How to read what a stream function returned: a sync iterator (an async stream
+        function is refused, pointing to :mod:`interpreters.aio`)."""
+        if inspect.isawaitable(source) or (hasattr(source, "__aiter__") and not hasattr(source, "__iter__")):
+            what = "a coroutine" if inspect.iscoroutine(source) else f"a {type(source).__name__} (an async iterable)"
+            close = getattr(source, "close", None)
+            if inspect.iscoroutine(source) and close is not None:
+                close()  # never awaited: no "coroutine was never awaited" warning
+            raise TypeError(ASYNC_STREAM_FN.format(what=what))
+        return iter(source)
 
     def close_stream(self, source: Any) -> None:
         close = getattr(source, "close", None)
@@ -313,18 +322,6 @@ class SyncRun(Run):
         except BaseException as exc:
             outcome = job.failed(exc)
         job.close(outcome)
-
-
-def _events_of(source: Any) -> Iterator[Any]:
-    """The events of what a stream function returned, as a sync iterator (an async stream
-    function is refused, pointing to :mod:`interpreters.aio`)."""
-    if inspect.isawaitable(source) or (hasattr(source, "__aiter__") and not hasattr(source, "__iter__")):
-        what = "a coroutine" if inspect.iscoroutine(source) else f"a {type(source).__name__} (an async iterable)"
-        close = getattr(source, "close", None)
-        if inspect.iscoroutine(source) and close is not None:
-            close()  # never awaited: no "coroutine was never awaited" warning
-        raise TypeError(ASYNC_STREAM_FN.format(what=what))
-    return iter(source)
 
 
 class AgentEventStream(Iterator[AgentEvent]):
