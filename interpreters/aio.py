@@ -24,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from functools import partial
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from functools import partial
 from typing import Any
 
 from agentcore import (
@@ -86,6 +86,14 @@ def _really_cancelled() -> bool:
     """Whether the running task is being cancelled (not user code raising ``CancelledError``)."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the caller runs on ``loop`` (not in another thread)."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def _is_async(fn: Any) -> bool:
@@ -161,11 +169,7 @@ class AsyncRun(Run):
         """The signal fired (in any thread): wake the run, and end the wait it is in."""
         loop, inbox = self.loop, self.inbox
         assert loop is not None and inbox is not None
-        try:
-            here = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            here = False
-        if here:  # aborted from user code on this loop: the wake-up goes before its next answer
+        if _on(loop):  # aborted from user code on this loop: the wake-up goes before its next answer
             inbox.put_nowait(WAKE)
             loop.call_soon(self.cancel_waits)
         else:
@@ -174,11 +178,7 @@ class AsyncRun(Run):
     def post(self, item: Any) -> None:
         loop, inbox = self.loop, self.inbox
         assert loop is not None and inbox is not None
-        try:
-            here = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            here = False
-        if here:
+        if _on(loop):
             inbox.put_nowait(item)
         else:
             loop.call_soon_threadsafe(inbox.put_nowait, item)
@@ -246,12 +246,12 @@ class AsyncRun(Run):
         self.interruptible = task
         try:
             if _is_async(fn):
-                returned = await _awaited(fn(*args, **kwargs))
+                returned = await _awaited(fn, *args, **kwargs)
             else:
                 future = asyncio.ensure_future(asyncio.to_thread(_boxed, fn, args, kwargs))
                 returned = await asyncio.shield(future)
                 if returned.error is None and inspect.isawaitable(returned.value):
-                    returned = await _awaited(returned.value)  # a sync callable that returned a coroutine
+                    returned = await _awaited(_awaited_value, returned.value)  # a sync callable returned a coroutine
             return returned
         except asyncio.CancelledError as exc:
             if not self.cancelled_by_abort:
@@ -446,11 +446,11 @@ class AsyncRun(Run):
         job.close(outcome)
 
 
-async def _awaited(awaitable: Any) -> Returned:
-    """What ``awaitable`` gives, or what it raises (a ``CancelledError`` goes on: the caller
-    tells a cancellation of its task from user code raising it)."""
+async def _awaited(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Returned:
+    """What ``await fn(*args, **kwargs)`` gives, or what it raises (a ``CancelledError`` goes
+    on: the caller tells a cancellation of its task from user code raising it)."""
     try:
-        return Returned(await awaitable)
+        return Returned(await fn(*args, **kwargs))
     except asyncio.CancelledError:
         raise
     except BaseException as exc:
