@@ -24,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from contextlib import ExitStack
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from functools import partial
 from typing import Any
 
 from agentcore import (
@@ -34,41 +34,28 @@ from agentcore import (
     AgentLoopConfig,
     AgentMessage,
     CallLlm,
-    CancelLlm,
     Continued,
     Effect,
     Emit,
     ExecuteTool,
-    HookFailed,
-    Input,
-    RunEnded,
     Started,
-    StreamEventReceived,
-    StreamFailed,
     ToolFailed,
-    ToolFinished,
-    ToolUpdated,
     initial_state,
-    thaw,
 )
-from agentcore.texts import STREAM_ENDED_TEXT
 
 from .driver import (
+    END,
     FATAL,
-    NO_STREAM_FN,
-    Journals,
     WAIT,
+    WAKE,
+    Journals,
+    ModelCall,
+    Returned,
     Run,
-    StreamItems,
+    ToolRun,
     check_run_arguments,
-    failure_text,
     hook_call,
-    llm_context,
     prompt_messages,
-    stream_options,
-    tool_call,
-    tool_result,
-    tool_scopes,
     with_signal,
 )
 from .clock import now_ms
@@ -84,32 +71,29 @@ __all__ = [
 ]
 
 _log = logging.getLogger("agentcore")
-_WAKE = object()
-_END = object()
 
 
-class _Raised:
-    """An exception user code raised, carried out of a worker thread as a value (asyncio cannot
+def _boxed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Returned:
+    """Call ``fn`` in a worker thread: what it returns or raises, as a value (asyncio cannot
     carry some exceptions, ``StopIteration`` among them, out of a thread into a task)."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-def _boxed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Call ``fn`` in a worker thread; what it raises comes back as a :class:`_Raised`."""
     try:
-        return fn(*args, **kwargs)
+        return Returned(fn(*args, **kwargs))
     except BaseException as exc:
-        return _Raised(exc)
+        return Returned(error=exc)
 
 
 def _really_cancelled() -> bool:
     """Whether the running task is being cancelled (not user code raising ``CancelledError``)."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the caller runs on ``loop`` (not in another thread)."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def _is_async(fn: Any) -> bool:
@@ -121,9 +105,7 @@ async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     what ``fn`` raised."""
     if _is_async(fn):
         return await fn(*args, **kwargs)
-    value = await asyncio.to_thread(_boxed, fn, args, kwargs)
-    if type(value) is _Raised:
-        raise value.error
+    value = (await asyncio.to_thread(_boxed, fn, args, kwargs)).get()
     if inspect.isawaitable(value):
         value = await value
     return value
@@ -141,11 +123,13 @@ class AsyncRun(Run):
     """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
     carries the core's effects out in an asyncio task (tools as tasks or on worker threads);
     ``AgentEventStream`` drives it. Its :class:`~interpreters.driver.AnswerOrder` decides in
-    which order the answers it waits for reach the core."""
+    which order the answers it waits for reach the core. The twin of
+    :class:`interpreters.sync.SyncRun`, method for method."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.inbox: asyncio.Queue[Any] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.interruptible: asyncio.Task[Any] | None = None
         self.cancelled_by_abort = False
@@ -161,53 +145,47 @@ class AsyncRun(Run):
     # -- the loop
 
     async def events(self) -> AsyncGenerator[AgentEvent, None]:
-        loop = asyncio.get_running_loop()
-        inbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.inbox = inbox
-
-        def on_abort() -> None:
-            try:
-                here = asyncio.get_running_loop() is loop
-            except RuntimeError:
-                here = False
-            if here:  # aborted from user code on this loop: the wake-up goes before its next answer
-                inbox.put_nowait(_WAKE)
-                loop.call_soon(self.cancel_waits)
-            else:
-                loop.call_soon_threadsafe(self.wake_on_abort)
-
-        remove = self.signal.add_callback(on_abort)
+        self.loop, self.inbox = asyncio.get_running_loop(), asyncio.Queue()
+        remove = self.signal.add_callback(self.on_abort)
         try:
-            if self.first is not None:
-                self.feed(self.first)
-            pending = self.pending
-            while not self.finished:
-                if not pending:
-                    await self.wait_for_answer()
-                    continue
-                effect = pending.popleft()
+            for effect in self.effects():
                 kind = type(effect)
                 if kind is Emit:
-                    yield effect.event  # type: ignore[union-attr]
+                    yield effect.event
                 elif kind is CallLlm:
-                    async for event in self.call_llm(effect):  # type: ignore[arg-type]
+                    async for event in self.call_llm(effect):
                         yield event
                 elif kind is ExecuteTool:
-                    await self.start_tool(effect)  # type: ignore[arg-type]
-                elif kind is RunEnded:
-                    self.end(effect)
-                elif kind is not CancelLlm:  # a stream the core left behind was already closed
+                    await self.start_tool(effect)
+                elif effect is WAIT:
+                    await self.wait_for_answer()
+                else:
                     await self.call_hook(effect)
-            self.raise_fatal()
         finally:
             remove()
             self.close()
-            for task in self.tasks.values():
-                task.cancel()
+
+    def on_abort(self) -> None:
+        """The signal fired (in any thread): wake the run, and end the wait it is in."""
+        loop, inbox = self.loop, self.inbox
+        assert loop is not None and inbox is not None
+        if _on(loop):  # aborted from user code on this loop: the wake-up goes before its next answer
+            inbox.put_nowait(WAKE)
+            loop.call_soon(self.cancel_waits)
+        else:
+            loop.call_soon_threadsafe(self.wake_on_abort)
+
+    def post(self, item: Any) -> None:
+        loop, inbox = self.loop, self.inbox
+        assert loop is not None and inbox is not None
+        if _on(loop):
+            inbox.put_nowait(item)
+        else:
+            loop.call_soon_threadsafe(inbox.put_nowait, item)
 
     def wake_on_abort(self) -> None:
         assert self.inbox is not None
-        self.inbox.put_nowait(_WAKE)
+        self.inbox.put_nowait(WAKE)
         self.cancel_waits()
 
     def cancel_waits(self) -> None:
@@ -228,9 +206,14 @@ class AsyncRun(Run):
             self.giving_up_inline = True
             inline[0].cancel()
 
+    def close(self) -> None:
+        super().close()
+        for task in self.tasks.values():
+            task.cancel()
+
     async def next_answer(self) -> Any:
         """The next item to feed (an answer, or the abort wake-up), in the run's answer order,
-        waiting for the inbox."""
+        waiting for the inbox (the caller bounds the wait)."""
         order, inbox = self.order, self.inbox
         assert inbox is not None
         item = order.due(self)
@@ -248,61 +231,44 @@ class AsyncRun(Run):
                 if task is not None:
                     task.cancel()
             return
-        if item is _WAKE:
-            self.feed_abort()
-        elif self.accept(item):
-            self.feed(item)
+        self.take(item)
 
-    def failed(self, exc: BaseException) -> str:
-        """The text of a failure of user code (a fatal one also stops the run)."""
-        if isinstance(exc, FATAL):
-            self.stop_for(exc)
-        return failure_text(exc)
-
-    async def interruptibly(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
-        """Call ``fn`` (awaited, or in a worker thread) so that an abort ends the wait at once:
-        ``(False, None)`` when the run was aborted first, else ``(True, value or _Raised)``."""
+    async def interruptibly(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Returned | None:
+        """Call ``fn`` (an ``async def`` one awaited here, a sync one on a worker thread, an
+        awaitable it returns awaited) and wait for it or for the abort: ``None`` when the run
+        was aborted first (an ``async def`` call is cancelled; a thread is left behind and what
+        it returns is dropped, unless it answers within ``hook_grace``)."""
         if self.signal.aborted:
-            return False, None
+            return None
         task = asyncio.current_task()
         assert task is not None
         future: asyncio.Future[Any] | None = None
         self.interruptible = task
         try:
             if _is_async(fn):
-                try:
-                    value = await fn(*args, **kwargs)
-                except asyncio.CancelledError:
-                    raise
-                except BaseException as exc:
-                    value = _Raised(exc)
+                returned = await _awaited(fn, *args, **kwargs)
             else:
                 future = asyncio.ensure_future(asyncio.to_thread(_boxed, fn, args, kwargs))
-                value = await asyncio.shield(future)
-                if inspect.isawaitable(value):  # a sync callable that returned a coroutine
-                    try:
-                        value = await value
-                    except asyncio.CancelledError:
-                        raise
-                    except BaseException as exc:
-                        value = _Raised(exc)
-            return True, value
+                returned = await asyncio.shield(future)
+                if returned.error is None and inspect.isawaitable(returned.value):
+                    returned = await _awaited(_awaited_value, returned.value)  # a sync callable returned a coroutine
+            return returned
         except asyncio.CancelledError as exc:
             if not self.cancelled_by_abort:
                 if task.cancelling() == 0:
-                    return True, _Raised(exc)  # user code raised CancelledError itself
+                    return Returned(error=exc)  # user code raised CancelledError itself
                 raise
             task.uncancel()
             if future is not None:
                 await asyncio.wait((future,), timeout=self.hook_grace)
                 if future.done() and not future.cancelled():
-                    answer = future.result()
-                    if not inspect.isawaitable(answer):
-                        return True, answer  # it answered as the abort landed: keep it
-                    close = getattr(answer, "close", None)
+                    answer: Returned = future.result()
+                    if answer.error is not None or not inspect.isawaitable(answer.value):
+                        return answer  # it answered as the abort landed: keep it
+                    close = getattr(answer.value, "close", None)
                     if close is not None:
                         close()  # a coroutine it returned is not awaited any more
-            return False, None
+            return None
         finally:
             self.interruptible = None
             self.cancelled_by_abort = False
@@ -312,168 +278,124 @@ class AsyncRun(Run):
     async def call_hook(self, effect: Effect) -> None:
         if self.ended:
             return  # the run ended (an abort) before this hook could be called
-        id_ = getattr(effect, "id")
         call = hook_call(effect, self.config, self.registry, self.signal)
-        live, value = await self.interruptibly(call.fn, *call.args, **call.kwargs)
-        if live and type(value) is _Raised and isinstance(value.error, FATAL):
-            self.stop_for(value.error)  # the run stops as aborted, then the exception goes on
-            live = False
-        if not live:
-            self.feed_abort()
-            return
-        try:
-            if type(value) is _Raised:
-                raise value.error
-            answer = call.answer(value, self.clock())
-        except BaseException as exc:
-            answer = HookFailed(id_, self.failed(exc), self.clock())
-        self.feed(answer)
+        self.hook_returned(effect, call, await self.interruptibly(call.fn, *call.args, **call.kwargs))
 
     async def api_key(self, effect: CallLlm) -> tuple[bool, str | None]:
-        """The key of a model call: ``get_api_key`` wins over ``api_key``. ``(False, None)`` when
-        the run was aborted meanwhile."""
-        key = self.config.api_key
-        get = self.config.get_api_key
-        if get is not None:
-            args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
-            live, value = await self.interruptibly(get, *args, **kwargs)
-            if not live:
-                return False, None
-            if type(value) is _Raised:
-                raise value.error
-            key = value or key
-        self.keys_used(effect.model.provider, key)
-        return True, key
+        """The key of a model call: ``get_api_key`` (awaited, or on a worker thread) wins over
+        ``api_key``. ``(False, None)`` when the run was aborted meanwhile."""
+        ask = self.key_call(effect)
+        if ask is None:
+            return True, self.resolved_key(effect, None)
+        returned = await self.interruptibly(ask.fn, *ask.args, **ask.kwargs)
+        return (False, None) if returned is None else (True, self.resolved_key(effect, returned))
 
     async def call_llm(self, effect: CallLlm) -> AsyncIterator[AgentEvent]:
-        signal = self.signal
-        stream_fn = self.stream_fn
-        if stream_fn is None and not signal.aborted:
-            self.feed(StreamFailed(effect.id, NO_STREAM_FN.format(api=effect.model.api), self.clock()))
-            return
+        call, signal = ModelCall(self, effect), self.signal
         source: Any = None
-        failure: str | None = None
-        next_event: Any = None  # awaitable per event (async iterables, sync iterators in a thread)
-        next_now: Any = None  # plain call per event (lists and tuples)
+        read: Any = None  # the next event, END, or a _Raised: awaited, or a plain call
+        awaited = False
         try:
             try:
-                live, api_key = (await self.api_key(effect)) if not signal.aborted else (False, None)
-                live = live and not signal.aborted  # no model call starts after an abort
-                if live:
-                    assert stream_fn is not None
-                    options = stream_options(effect, self.config, api_key, signal)
-                    source = stream_fn(effect.model, llm_context(effect), options)
-                    if inspect.isawaitable(source):
-                        live, source = await self.interruptibly(_identity_await, source)
-                        if type(source) is _Raised:
-                            raise source.error
-                if not live:
-                    source = None
-                elif hasattr(source, "__aiter__"):
-                    source = source.__aiter__()
-                    next_event = source.__anext__
-                elif isinstance(source, (list, tuple)):
-                    next_now = iter(source).__next__
-                else:
-                    sync_source = iter(source)
-                    source = sync_source
-
-                    async def next_in_thread() -> Any:  # the event, _END or what it raised
-                        read = asyncio.ensure_future(asyncio.to_thread(_boxed, next, (sync_source, _END), {}))
-                        self.reading = read
-                        return await asyncio.shield(read)
-
-                    next_event = next_in_thread
+                if call.may_start:
+                    live, api_key = await self.api_key(effect)
+                    if live and call.may_start:
+                        source = call.open(api_key)
+                        if inspect.isawaitable(source):  # awaited so that an abort ends the wait
+                            returned = await self.interruptibly(_awaited_value, source)
+                            live = returned is not None
+                            source = returned.get() if returned is not None else None
+                        if live:
+                            source, read, awaited = self.events_of(source)
             except BaseException as exc:
                 if isinstance(exc, asyncio.CancelledError) and _really_cancelled():
                     raise
-                failure = self.failed(exc)
-            feed, clock, pending, items = self.driver.feed, self.clock, self.pending, StreamItems()
+                call.fail(exc)
             task = asyncio.current_task()
-            # Only the stream function's own failures become StreamFailed: an error while feeding
-            # the core (a journal that cannot write) is the caller's and propagates.
-            while (next_event is not None or next_now is not None) and not signal.aborted:
-                if next_now is not None:
-                    try:
-                        event = next_now()
-                    except StopIteration:
-                        failure = STREAM_ENDED_TEXT
-                        break
+            # Checked before each read too: a wait that has begun ends only when the abort
+            # cancels it, and that misses an abort given while the run task was elsewhere.
+            while read is not None and not signal.aborted:
+                if not awaited:
+                    event = read()
                 else:
                     self.interruptible = task
                     try:
-                        event = await next_event()
+                        event = await read()
                     except StopAsyncIteration:
-                        failure = STREAM_ENDED_TEXT
-                        break
+                        event = END
                     except asyncio.CancelledError as exc:
-                        if not self.cancelled_by_abort:
-                            if _really_cancelled():
-                                raise
-                            failure = self.failed(exc)  # the stream raised CancelledError itself
+                        if self.cancelled_by_abort:
+                            await self.read_abandoned()
                             break
-                        if task is not None:
-                            task.uncancel()
-                        read, self.reading = self.reading, None
-                        if read is not None:  # what the stream raised as the abort landed still counts
-                            await asyncio.wait((read,), timeout=self.hook_grace)
-                            if read.done() and not read.cancelled():
-                                raised = read.result()
-                                if type(raised) is _Raised and isinstance(raised.error, FATAL):
-                                    self.stop_for(raised.error)
-                        break
+                        if _really_cancelled():
+                            raise
+                        event = _Raised(exc)  # the stream raised CancelledError itself
                     except BaseException as exc:
-                        failure = self.failed(exc)
-                        break
+                        event = _Raised(exc)
                     finally:
                         self.interruptible = None
                         self.cancelled_by_abort = False
-                    if event is _END:
-                        failure = STREAM_ENDED_TEXT
-                        break
                     if type(event) is _Raised:
-                        failure = self.failed(event.error)
+                        call.fail(event.error)
                         break
-                if signal.aborted:
+                emits = call.received(event)
+                if emits is None:
                     break
-                event, problem = items.take(event)
-                if problem is not None:
-                    failure = problem
+                for out in emits:
+                    yield out.event
+                if call.over:
                     break
-                over = False
-                for out in feed(StreamEventReceived(effect.id, event, clock())):
-                    if type(out) is Emit:
-                        yield out.event
-                    else:  # the reply is over: the core asks for what comes next
-                        pending.append(out)
-                        over = True
-                if over:
-                    return
         finally:
-            aclose = getattr(source, "aclose", None)
-            close = getattr(source, "close", None)
-            try:
-                if aclose is not None:
-                    await aclose()
-                elif close is not None:
-                    close()
-            except BaseException as exc:
-                if isinstance(exc, FATAL):
-                    self.stop_for(exc)  # raised to the caller once the run has ended
-        if failure is not None and not signal.aborted:
-            self.feed(StreamFailed(effect.id, failure, self.clock()))
-            return
-        self.feed_abort()
+            await self.close_stream(source)
+        call.end()
+
+    def events_of(self, source: Any) -> tuple[Any, Any, bool]:
+        """How to read what a stream function returned: ``(what to close, the call that gives
+        the next event, END or a _Raised, whether it is awaited)``. An async iterable is
+        awaited event by event, a list or tuple read directly, another sync iterable read in a
+        worker thread."""
+        if hasattr(source, "__aiter__"):
+            source = source.__aiter__()
+            return source, source.__anext__, True
+        if isinstance(source, (list, tuple)):
+            return source, partial(next, iter(source), END), False
+        sync_source = iter(source)
+
+        async def next_in_thread() -> Any:
+            read = asyncio.ensure_future(asyncio.to_thread(_read, sync_source))
+            self.reading = read
+            return await asyncio.shield(read)
+
+        return sync_source, next_in_thread, True
+
+    async def read_abandoned(self) -> None:
+        """The abort ended the wait for the next event: what the stream raised as it landed
+        still counts (``KeyboardInterrupt`` in a thread's read stops the run)."""
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        read, self.reading = self.reading, None
+        if read is not None:
+            await asyncio.wait((read,), timeout=self.hook_grace)
+            if read.done() and not read.cancelled():
+                raised = read.result()
+                if type(raised) is _Raised:
+                    self.ignored(raised.error)
+
+    async def close_stream(self, source: Any) -> None:
+        aclose = getattr(source, "aclose", None)
+        close = getattr(source, "close", None)
+        try:
+            if aclose is not None:
+                await aclose()
+            elif close is not None:
+                close()
+        except BaseException as exc:
+            self.ignored(exc)
 
     async def start_tool(self, effect: ExecuteTool) -> None:
-        self.order.tool_starting(self, effect)
-        if self.ended:
-            return
-        signal = self.tool_started(effect)
-        instead = self.aborted_before_start(effect)
-        if instead is not None:
-            assert self.inbox is not None
-            self.inbox.put_nowait(instead)
+        signal = self.tool_starts(effect)
+        if signal is None:
             return
         if self.runs_inline(effect):
             await self.run_tool(effect, signal, inline=True)  # its outcome is in the inbox when this returns
@@ -493,61 +415,67 @@ class AsyncRun(Run):
         """In its own task (or inline): run the tool, post its updates and outcome to the inbox.
 
         Inline, a cancellation is the caller's (``wait_for``, a task group...) and propagates."""
-        inbox, clock, eid = self.inbox, self.clock, effect.id
-        assert inbox is not None
-        loop = asyncio.get_running_loop()
-        open_ = True
-
-        def on_update(partial: Any) -> None:
-            if not open_:
-                return
-            update = ToolUpdated(eid, partial, clock())
-            try:
-                running_loop = asyncio.get_running_loop()
-            except RuntimeError:
-                running_loop = None
-            if running_loop is loop:
-                inbox.put_nowait(update)
-            else:
-                loop.call_soon_threadsafe(inbox.put_nowait, update)
-
+        job = ToolRun(self, effect, signal)
         if inline:
             task = asyncio.current_task()
             assert task is not None
-            self.inline_tool = (task, eid)
+            self.inline_tool = (task, effect.id)
         try:
-            tool = tool_call(effect, self.registry)
-            args = (effect.tool_call.id, thaw(effect.args), signal, on_update)
-            scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
-            with ExitStack() as stack:
-                for scope in scopes:
-                    stack.enter_context(scope)
+            tool, args = job.call()
+            with job.scope():
                 value = await _call(tool.execute, *args)
-            outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
+            outcome = job.finished(tool, value)
         except asyncio.CancelledError as exc:
             if inline and self.giving_up_inline:  # the abort's grace period is over
                 self.giving_up_inline = False
                 current = asyncio.current_task()
                 if current is not None:
                     current.uncancel()
-                outcome = ToolFailed(eid, self.grace_text(), clock())
+                outcome = ToolFailed(effect.id, self.grace_text(), self.clock())
             elif _really_cancelled():
                 if inline:
                     raise  # the caller's cancellation (wait_for, a task group...)
-                outcome = ToolFailed(eid, "Tool execution was cancelled", clock())
+                outcome = ToolFailed(effect.id, "Tool execution was cancelled", self.clock())
             else:
-                outcome = ToolFailed(eid, self.failed(exc), clock())  # the tool raised it itself
+                outcome = job.failed(exc)  # the tool raised it itself
         except BaseException as exc:
-            outcome = ToolFailed(eid, self.failed(exc), clock())
+            outcome = job.failed(exc)
         finally:
             if inline:
                 self.inline_tool = None
-        open_ = False
-        inbox.put_nowait(outcome)
+        job.close(outcome)
 
 
-async def _identity_await(value: Any) -> Any:
+async def _awaited(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Returned:
+    """What ``await fn(*args, **kwargs)`` gives, or what it raises (a ``CancelledError`` goes
+    on: the caller tells a cancellation of its task from user code raising it)."""
+    try:
+        return Returned(await fn(*args, **kwargs))
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        return Returned(error=exc)
+
+
+async def _awaited_value(value: Any) -> Any:
     return await value
+
+
+class _Raised:
+    """What a sync stream raised while a worker thread read its next event."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _read(source: Any) -> Any:
+    """In a worker thread: the next event of a sync stream, ``END``, or what it raised."""
+    try:
+        return next(source, END)
+    except BaseException as exc:
+        return _Raised(exc)
 
 
 class AgentEventStream(AsyncIterator[AgentEvent]):

@@ -2,14 +2,19 @@
 
 An interpreter owns a :class:`Driver` (the core's state plus ``feed``) and carries out effects.
 Everything that does not depend on *how* it waits (threads or asyncio) lives here, so the sync
-and asyncio interpreters differ only in how they call things and wait for answers:
+and asyncio runners are twins, kept parallel method for method (as httpx keeps ``Client`` and
+``AsyncClient``), that differ only in how they call things and wait for answers:
 
 - :meth:`Driver.feed` steps the core, raises :class:`InterpreterError` on a rejection (that is a
   bug in the interpreter, never a user error) and reports each step to the run's journals
   (:class:`Journal`: the recorder, the tracer, your own observers).
-- :class:`Run` is what both runners share (feeding, the abort, tools' deadlines); its
-  :class:`AnswerOrder` is the public strategy that decides in which order the answers it waits
-  for reach the core (as they arrive; LLM-only replay feeds them in the recorded order).
+- :class:`Run` is what both runners share: :meth:`Run.effects` walks the effects (each runner
+  only carries out what it gives), feeding, the abort, what a hook's answer becomes, tools'
+  deadlines. Its :class:`AnswerOrder` is the public strategy that decides in which order the
+  answers it waits for reach the core (as they arrive; LLM-only replay feeds them in the
+  recorded order).
+- :class:`ModelCall` is one model call but for reading the stream: :meth:`ModelCall.received`
+  feeds one stream event. :class:`ToolRun` is one tool call but for where it runs.
 - :func:`hook_call` maps a hook effect to the user's callable, its arguments, and the input that
   carries its answer back.
 - :func:`tool_call` does the same for ``ExecuteTool``; :func:`stream_options` builds the options
@@ -26,9 +31,9 @@ import inspect
 import logging
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections import deque
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
@@ -51,12 +56,15 @@ from agentcore import (
     BeforeToolCallDecided,
     BeforeToolCallResult,
     CallLlm,
+    CancelLlm,
     ContextConverted,
     ContextTransformed,
     ConvertToLlm,
     Effect,
+    Emit,
     ExecuteTool,
     FollowUpsPolled,
+    HookFailed,
     Input,
     LlmContext,
     LoopState,
@@ -66,9 +74,12 @@ from agentcore import (
     PollSteering,
     PrepareArguments,
     PrepareNextTurn,
+    RunEnded,
     ShouldStopAfterTurn,
     SteeringPolled,
     StopAfterTurnDecided,
+    StreamEventReceived,
+    StreamFailed,
     StreamOptions,
     TextContent,
     ToolFailed,
@@ -93,6 +104,7 @@ from agentcore import (
 )
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
+from agentcore.texts import STREAM_ENDED_TEXT
 
 from .clock import now_ms
 from .secrets import environment_key
@@ -102,16 +114,20 @@ __all__ = [
     "AS_THEY_ARRIVE",
     "AnswerOrder",
     "WAIT",
+    "WAKE",
+    "END",
     "Driver",
     "HookCall",
     "InterpreterError",
     "Journal",
     "Journals",
+    "ModelCall",
+    "Returned",
     "Run",
+    "ToolRun",
     "FATAL",
     "NO_STREAM_FN",
     "check_run_arguments",
-    "StreamItems",
     "deliver",
     "is_message",
     "observers",
@@ -220,8 +236,16 @@ class _Deadline:
 
 
 WAIT: Final = object()
-"""What an :class:`AnswerOrder` gives when nothing is to be fed yet: the runner waits for the
+"""What an :class:`AnswerOrder` gives when nothing is to be fed yet, and what
+:meth:`Run.effects` gives when the run has nothing to do but wait: the runner waits for the
 next item of its inbox."""
+
+WAKE: Final = object()
+"""What a runner posts to its inbox when the run's signal fires: the wake-up that has the
+abort fed."""
+
+END: Final = object()
+"""What a runner gives :meth:`ModelCall.received` when the stream has no more events."""
 
 
 class AnswerOrder:
@@ -260,10 +284,11 @@ AS_THEY_ARRIVE: Final = AnswerOrder()
 
 
 class Run:
-    """What the sync and asyncio runners share: the driver, the effects still to carry out, and
-    feeding (an abort that fired is always fed before the next input), which answers still
-    count, the tools' deadlines, and the one failure of user code that must stop the run and
-    reach the caller (``KeyboardInterrupt``, ``SystemExit``)."""
+    """What the sync and asyncio runners share: the driver, the effects still to carry out
+    (:meth:`effects` gives them one by one; a runner only carries them out and waits), feeding
+    (an abort that fired is always fed before the next input), which answers still count, what
+    a hook's answer becomes, the tools' deadlines, and the one failure of user code that must
+    stop the run and reach the caller (``KeyboardInterrupt``, ``SystemExit``)."""
 
     def __init__(
         self,
@@ -322,6 +347,10 @@ class Run:
         """The stream function used when none is given (the HTTP providers)."""
         return None
 
+    def post(self, item: Any) -> None:
+        """Put an answer into the run's inbox, from any thread (the runner's inbox)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """The run's generator is closing: stop what still runs if the run did not end, and
         have the journals write what they hold (a run abandoned mid-stream is on disk now)."""
@@ -337,6 +366,36 @@ class Run:
     @property
     def ended(self) -> bool:
         return self.finished or self.driver.ended
+
+    # -- the effects
+
+    def effects(self) -> Iterator[Any]:
+        """What the runner carries out, in order: an ``Emit``, a ``CallLlm``, an ``ExecuteTool``,
+        a hook effect, or :data:`WAIT` (wait for an answer). ``RunEnded`` and ``CancelLlm`` are
+        taken here; after the end, a fatal failure of user code is raised."""
+        if self.first is not None:
+            self.feed(self.first)
+        pending = self.pending
+        while not self.finished:
+            if not pending:
+                yield WAIT
+                continue
+            effect = pending.popleft()
+            kind = type(effect)
+            if kind is RunEnded:
+                self.end(effect)
+            elif kind is not CancelLlm:  # a stream the core left behind was already closed
+                yield effect
+        self.raise_fatal()
+
+    def take(self, item: Any) -> None:
+        """An item out of the inbox: the abort's wake-up, or an answer (fed if it still counts)."""
+        if item is WAKE:
+            self.feed_abort()
+        elif self.accept(item):
+            self.feed(item)
+
+    # -- feeding
 
     def feed(self, input: Input) -> None:
         """Feed an answer; then, if the signal fired meanwhile, the abort. (The answer goes
@@ -372,6 +431,17 @@ class Run:
             self.fatal = exc
         self.signal.abort(f"{type(exc).__name__} in user code")
 
+    def failed(self, exc: BaseException) -> str:
+        """The text of a failure of user code (a fatal one also stops the run)."""
+        if isinstance(exc, FATAL):
+            self.stop_for(exc)
+        return failure_text(exc)
+
+    def ignored(self, exc: BaseException) -> None:
+        """User code raised where nothing takes it (closing a stream); a fatal one stops the run."""
+        if isinstance(exc, FATAL):
+            self.stop_for(exc)  # raised to the caller once the run has ended
+
     def accept(self, item: Any) -> bool:
         """Whether an answer still counts: the core waits for it (not a hook the abort left
         behind, not a tool given up on or past its deadline)."""
@@ -386,6 +456,51 @@ class Run:
         elif isinstance(item, ToolUpdated):
             return id_ in self.running  # not progress reported after the tool returned
         return awaits(self.driver.state, id_)
+
+    # -- hooks and the API key
+
+    def hook_returned(self, effect: Effect, call: HookCall, returned: Returned | None) -> None:
+        """Feed what the hook of ``effect`` gave: its answer, or ``HookFailed``; the abort when
+        the run was aborted first (``None``) or the hook raised a fatal exception (the run stops
+        as aborted, then the exception goes on)."""
+        if returned is not None and isinstance(returned.error, FATAL):
+            self.stop_for(returned.error)
+            returned = None
+        if returned is None:
+            self.feed_abort()
+            return
+        try:
+            answer = call.answer(returned.get(), self.clock())
+        except BaseException as exc:
+            answer = HookFailed(getattr(effect, "id"), self.failed(exc), self.clock())
+        self.feed(answer)
+
+    def key_call(self, effect: CallLlm) -> HookCall | None:
+        """``get_api_key`` for ``effect``, called like a hook (``None``: the config has none)."""
+        get = self.config.get_api_key
+        if get is None:
+            return None
+        return _hook("get_api_key", get, (effect.model.provider,), _no_answer, self.signal)
+
+    def resolved_key(self, effect: CallLlm, returned: Returned | None) -> str | None:
+        """The key of a model call: what ``get_api_key`` returned (what it raised is raised)
+        wins over ``api_key``; the journals are told."""
+        key = self.config.api_key
+        if returned is not None:
+            key = returned.get() or key
+        self.keys_used(effect.model.provider, key)
+        return key
+
+    def keys_used(self, provider: str, key: str | None) -> None:
+        """Tell the journals (a recorder, a tracer) the API keys this model call may use: the
+        resolved ``key`` and the provider's environment variable, so that no line or attribute
+        holds one, whatever its shape."""
+        found = [k for k in (key, environment_key(provider)) if k and k not in self.secrets_told]
+        if not found:
+            return
+        self.secrets_told.update(found)
+        for journal in self.driver.journals:
+            journal.add_secrets(found)
 
     # -- waiting: the abort's grace period and the tools' deadlines
 
@@ -431,40 +546,31 @@ class Run:
 
     # -- tools
 
-    def keys_used(self, provider: str, key: str | None) -> None:
-        """Tell the journals (a recorder, a tracer) the API keys this model call may use: the
-        resolved ``key`` and the provider's environment variable, so that no line or attribute
-        holds one, whatever its shape."""
-        found = [k for k in (key, environment_key(provider)) if k and k not in self.secrets_told]
-        if not found:
-            return
-        self.secrets_told.update(found)
-        for journal in self.driver.journals:
-            journal.add_secrets(found)
-
     def timeout_of(self, tool: AgentTool | None) -> int | None:
         """The time limit of one call of ``tool`` in ms (``None``: no limit)."""
         ms = tool.timeout_ms if tool is not None and tool.timeout_ms is not None else self.config.tool_timeout_ms
         return ms or None
 
-    def tool_started(self, effect: ExecuteTool) -> AbortSignal:
-        """Book a tool call as running; the signal to give it (its own, when it has a deadline)."""
-        self.running.add(effect.id)
-        ms = self.timeout_of(self.registry.get(effect.tool_call.name))
-        if ms is None:
-            return self.signal
-        own = AbortSignal()
-        run_signal = self.signal
-        unlink = run_signal.add_callback(lambda: own.abort(run_signal.reason))
-        self.deadlines[effect.id] = _Deadline(time.monotonic() + ms / 1000, ms, own, unlink)
-        return own
-
-    def aborted_before_start(self, effect: ExecuteTool) -> Input | None:
-        """If the signal fired before a tool could start, the answer to give instead of running it."""
-        if not self.signal.aborted:
+    def tool_starts(self, effect: ExecuteTool) -> AbortSignal | None:
+        """Book a tool call as running; the signal to give it (its own, when it has a deadline).
+        ``None``: not to be started (the run ended, or the abort fired: its answer is posted)."""
+        self.order.tool_starting(self, effect)
+        if self.ended:
             return None
-        self.feed_abort()
-        return ToolFailed(effect.id, ABORTED_TEXT, self.clock())
+        self.running.add(effect.id)
+        signal = self.signal
+        ms = self.timeout_of(self.registry.get(effect.tool_call.name))
+        if ms is not None:
+            own = AbortSignal()
+            run_signal = self.signal
+            unlink = run_signal.add_callback(lambda: own.abort(run_signal.reason))
+            self.deadlines[effect.id] = _Deadline(time.monotonic() + ms / 1000, ms, own, unlink)
+            signal = own
+        if self.signal.aborted:
+            self.feed_abort()
+            self.post(ToolFailed(effect.id, ABORTED_TEXT, self.clock()))
+            return None
+        return signal
 
     def quiet_lone_tool(self, effect: ExecuteTool) -> AgentTool | None:
         """The tool of ``effect`` when it is the only call running, cannot report progress, has
@@ -484,6 +590,166 @@ class Run:
 
     def result(self) -> list[AgentMessage]:
         return list(self.messages)
+
+
+class Returned:
+    """What user code gave: its value, or the exception it raised (carried out of a thread)."""
+
+    __slots__ = ("value", "error")
+
+    def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value = value
+        self.error = error
+
+    def get(self) -> Any:
+        """The value; what the code raised is raised."""
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class ModelCall:
+    """One model call (``CallLlm``) as both runners carry it out, all but reading the stream.
+
+    A runner checks :attr:`may_start`, resolves the key, :meth:`open` s the stream, and gives
+    each item it reads to :meth:`received` (which feeds the core), then :data:`END`; what goes
+    wrong is kept (:meth:`fail`) and, once the stream is closed, :meth:`end` feeds it, or the
+    abort. An item that is not a stream event never reaches the core (a transcript could not
+    hold it); an event whose partial is an ``AssistantMessage`` (pi-ai style) reaches it with
+    the library's partial, folded from the events' own fields, so that a transcript reproduces
+    exactly what the core read."""
+
+    __slots__ = ("run", "effect", "id", "signal", "failure", "over", "fold", "feed_core", "clock", "pending")
+
+    def __init__(self, run: Run, effect: CallLlm) -> None:
+        self.run = run
+        self.effect = effect
+        self.id = effect.id
+        self.signal = run.signal
+        self.failure: str | None = None if run.stream_fn is not None else NO_STREAM_FN.format(api=effect.model.api)
+        self.over = False
+        self.fold: PartialFold | None = None
+        # Only the stream function's own failures become StreamFailed: an error while feeding
+        # the core (a journal that cannot write) is the caller's and propagates.
+        self.feed_core, self.clock, self.pending = run.driver.feed, run.clock, run.pending
+
+    @property
+    def may_start(self) -> bool:
+        """There is a stream function, nothing failed, no abort (no model call starts after one)."""
+        return self.failure is None and not self.signal.aborted
+
+    def open(self, api_key: str | None) -> Any:
+        """Call the stream function: what it returns (events, as the runner can read them)."""
+        run, effect = self.run, self.effect
+        options = stream_options(effect, run.config, api_key, self.signal)
+        return run.stream_fn(effect.model, llm_context(effect), options)
+
+    def fail(self, exc: BaseException) -> None:
+        """The stream function raised ``exc`` (calling it, or reading it)."""
+        self.failure = self.run.failed(exc)
+
+    def received(self, event: Any) -> Sequence[Any] | None:
+        """Feed one item of the stream: the ``Emit`` s to give now (:attr:`over` once the reply
+        is over), or ``None`` to drop the stream (an abort, its end, an item that is not a stream
+        event).
+        The common case, a delta carrying the library's partial, costs two lookups."""
+        if self.signal.aborted:
+            return None
+        if type(event) not in _DELTA_TYPES or type(event.partial) is not PartialAssistantMessage:
+            if event is END:  # without done or error
+                self.failure = STREAM_ENDED_TEXT
+                return None
+            problem = stream_event_problem(event)
+            if problem is not None:
+                self.failure = problem
+                return None
+            if type(getattr(event, "partial", None)) is AssistantMessage:
+                if self.fold is None:
+                    self.fold = PartialFold()
+                event = self.fold.adopt(event)
+        effects = self.feed_core(StreamEventReceived(self.id, event, self.clock()))
+        for out in effects:
+            if type(out) is not Emit:
+                break
+        else:
+            return effects
+        self.over = True  # the reply is over: the core asks for what comes next
+        emits = []
+        for out in effects:
+            if type(out) is Emit:
+                emits.append(out)
+            else:
+                self.pending.append(out)
+        return emits
+
+    def end(self) -> None:
+        """The stream is closed: feed its failure, else the abort (nothing once it is over)."""
+        if self.over:
+            return
+        if self.failure is not None and not self.signal.aborted:
+            self.run.feed(StreamFailed(self.id, self.failure, self.clock()))
+            return
+        self.run.feed_abort()
+
+
+class ToolRun:
+    """One tool call as both runners carry it out, wherever it runs: the tool and its
+    arguments, its progress (:meth:`on_update`, posted while the call is open), the journals'
+    scopes around it, and its outcome (posted by :meth:`close`)."""
+
+    __slots__ = ("run", "effect", "id", "signal", "open", "clock", "post")
+
+    def __init__(self, run: Run, effect: ExecuteTool, signal: AbortSignal) -> None:
+        self.run = run
+        self.effect = effect
+        self.id = effect.id
+        self.signal = signal
+        self.open = True
+        self.clock = run.clock
+        self.post = run.post
+
+    def on_update(self, partial: Any) -> None:
+        if self.open:
+            self.post(ToolUpdated(self.id, partial, self.clock()))
+
+    def call(self) -> tuple[AgentTool, tuple[Any, ...]]:
+        """The tool and the arguments of its ``execute`` (``LookupError`` without one)."""
+        effect = self.effect
+        tool = tool_call(effect, self.run.registry)
+        return tool, (effect.tool_call.id, thaw(effect.args), self.signal, self.on_update)
+
+    def scope(self) -> AbstractContextManager[Any]:
+        """The context managers the journals want around the execution, as one."""
+        journals = self.run.driver.journals
+        if not journals:
+            return _NO_SCOPE
+        stack = ExitStack()
+        try:
+            for scope in tool_scopes(journals, self.effect):
+                stack.enter_context(scope)
+        except BaseException:
+            stack.close()
+            raise
+        return stack
+
+    def finished(self, tool: AgentTool, value: Any) -> Input:
+        return ToolFinished(self.id, tool_result(tool.name, value), self.clock())
+
+    def failed(self, exc: BaseException) -> Input:
+        """A tool must never take the run down: what it raised is an error result."""
+        return ToolFailed(self.id, self.run.failed(exc), self.clock())
+
+    def close(self, outcome: Input) -> None:
+        """Post the outcome; progress reported after it is dropped."""
+        self.open = False
+        self.post(outcome)
+
+
+_NO_SCOPE: Final = nullcontext()
+
+
+def _no_answer(value: Any, at: int) -> Input:
+    raise TypeError("get_api_key answers with a key (Run.resolved_key), not an input")
 
 
 def _nothing() -> None:
@@ -823,31 +1089,6 @@ def llm_context(effect: CallLlm) -> LlmContext:
 
 
 _DELTA_TYPES: Final = frozenset({TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent})
-
-
-class StreamItems:
-    """What one stream function yields, made fit for the core and for a transcript.
-
-    :meth:`take` gives ``(event, problem)``: ``problem`` says what is wrong with an item that is
-    not a stream event (it must not reach the core: a transcript could not hold it); an event
-    whose partial is an ``AssistantMessage`` (pi-ai style) comes back with the library's partial,
-    folded from the events' own fields, so that a transcript reproduces exactly what the core
-    read. The common case, a delta carrying the library's partial, costs two lookups."""
-
-    __slots__ = ("fold",)
-
-    def __init__(self) -> None:
-        self.fold: PartialFold | None = None
-
-    def take(self, event: Any) -> tuple[Any, str | None]:
-        if type(event) in _DELTA_TYPES and type(event.partial) is PartialAssistantMessage:
-            return event, None
-        problem = stream_event_problem(event)
-        if problem is None and type(getattr(event, "partial", None)) is AssistantMessage:
-            if self.fold is None:
-                self.fold = PartialFold()
-            event = self.fold.adopt(event)
-        return event, problem
 
 
 NO_STREAM_FN: Final = (

@@ -29,7 +29,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from contextlib import ExitStack
 from typing import Any, Final
 
 from agentcore import (
@@ -38,43 +37,28 @@ from agentcore import (
     AgentLoopConfig,
     AgentMessage,
     CallLlm,
-    CancelLlm,
     Continued,
     Effect,
     Emit,
     ExecuteTool,
-    HookFailed,
-    Input,
-    RunEnded,
     Started,
-    StreamEventReceived,
-    StreamFailed,
-    ToolFailed,
-    ToolFinished,
-    ToolUpdated,
     initial_state,
-    thaw,
 )
-from agentcore.texts import STREAM_ENDED_TEXT
 
 from .driver import (
+    END,
     FATAL,
-    NO_STREAM_FN,
-    Journals,
     WAIT,
+    WAKE,
+    Journals,
+    ModelCall,
+    Returned,
     Run,
-    StreamItems,
+    ToolRun,
     check_run_arguments,
     deliver,
-    failure_text,
     hook_call,
-    llm_context,
     prompt_messages,
-    stream_options,
-    tool_call,
-    tool_result,
-    tool_scopes,
-    with_signal,
 )
 from .clock import now_ms
 from .signal import AbortSignal
@@ -93,7 +77,6 @@ StreamFn = Callable[..., Iterable[Any]]
 """``stream_fn(model, context, options)`` → an iterable of stream events."""
 
 _log = logging.getLogger("agentcore")
-_WAKE = object()
 ASYNC_STREAM_FN: Final = (
     "stream_fn returned {what}: it is an async stream function, which the sync interpreter cannot "
     "iterate. Run it with interpreters.aio.agent_loop (or interpreters.Agent), or give a stream "
@@ -152,21 +135,12 @@ class _ToolThreads:
 _tool_threads = _ToolThreads()
 
 
-class _Returned:
-    """What a call on a worker thread gave: its value, or the exception it raised."""
-
-    __slots__ = ("value", "error")
-
-    def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
-        self.value = value
-        self.error = error
-
-
 class SyncRun(Run):
     """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
     carries the core's effects out in the calling thread (tools inline or on worker threads);
     ``AgentEventStream`` drives it. Its :class:`~interpreters.driver.AnswerOrder` decides in
-    which order the answers it waits for reach the core."""
+    which order the answers it waits for reach the core. The twin of
+    :class:`interpreters.aio.AsyncRun`, method for method."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -178,31 +152,30 @@ class SyncRun(Run):
     # -- the loop
 
     def events(self) -> Generator[AgentEvent, None, None]:
-        remove = self.signal.add_callback(lambda: self.inbox.put(_WAKE))
+        remove = self.signal.add_callback(self.on_abort)
         try:
-            if self.first is not None:
-                self.feed(self.first)
-            pending = self.pending
-            while not self.finished:
-                if not pending:
-                    self.wait_for_answer()
-                    continue
-                effect = pending.popleft()
+            for effect in self.effects():
                 kind = type(effect)
                 if kind is Emit:
-                    yield effect.event  # type: ignore[union-attr]
+                    yield effect.event
                 elif kind is CallLlm:
-                    yield from self.call_llm(effect)  # type: ignore[arg-type]
+                    yield from self.call_llm(effect)
                 elif kind is ExecuteTool:
-                    self.start_tool(effect)  # type: ignore[arg-type]
-                elif kind is RunEnded:
-                    self.end(effect)
-                elif kind is not CancelLlm:  # a stream the core left behind was already closed
+                    self.start_tool(effect)
+                elif effect is WAIT:
+                    self.wait_for_answer()
+                else:
                     self.call_hook(effect)
-            self.raise_fatal()
         finally:
             remove()
             self.close()
+
+    def on_abort(self) -> None:
+        """The signal fired (in any thread): wake the run."""
+        self.inbox.put(WAKE)
+
+    def post(self, item: Any) -> None:
+        self.inbox.put(item)
 
     def next_answer(self, timeout: float | None = None) -> Any:
         """The next item to feed (an answer, or the abort wake-up), in the run's answer order,
@@ -226,31 +199,23 @@ class SyncRun(Run):
                 raise
             self.stop_for(exc)
             return
-        if item is _WAKE:
-            self.feed_abort()
-        elif self.accept(item):
-            self.feed(item)
+        self.take(item)
 
-    def failed(self, exc: BaseException) -> str:
-        """The text of a failure of user code (a fatal one also stops the run)."""
-        if isinstance(exc, FATAL):
-            self.stop_for(exc)
-        return failure_text(exc)
-
-    def off_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> _Returned | None:
-        """Call ``fn`` on a worker thread and wait for it, or for the abort (``None``: the run was
-        aborted first; the call is left behind and what it returns is dropped)."""
+    def interruptibly(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Returned | None:
+        """Call ``fn`` on a worker thread (an awaitable it returns is run with ``asyncio.run``)
+        and wait for it or for the abort: ``None`` when the run was aborted first (the call is
+        left behind and what it returns is dropped, unless it answers within ``hook_grace``)."""
         if self.signal.aborted:
             return None
         box: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
         def job() -> None:
             try:
-                box.put(_Returned(_run_sync(fn(*args, **kwargs))))
+                box.put(Returned(_run_sync(fn(*args, **kwargs))))
             except BaseException as exc:
-                box.put(_Returned(error=exc))
+                box.put(Returned(error=exc))
 
-        remove = self.signal.add_callback(lambda: box.put(_WAKE))
+        remove = self.signal.add_callback(lambda: box.put(WAKE))
         try:
             _tool_threads.submit(job)
             try:
@@ -260,119 +225,80 @@ class SyncRun(Run):
                 return None
         finally:
             remove()
-        if item is _WAKE:
+        if item is WAKE:
             try:
                 item = box.get(timeout=self.hook_grace)
             except (queue.Empty, *FATAL):
                 return None
-        return None if item is _WAKE else item
+        return None if item is WAKE else item
 
     # -- effects
 
     def call_hook(self, effect: Effect) -> None:
         if self.ended:
             return  # the run ended (an abort) before this hook could be called
-        id_ = getattr(effect, "id")
         call = hook_call(effect, self.config, self.registry, self.signal)
-        returned = self.off_thread(call.call)
-        if returned is None:
-            self.feed_abort()
-            return
-        if isinstance(returned.error, FATAL):
-            self.stop_for(returned.error)  # the run stops as aborted, then the exception goes on
-            self.feed_abort()
-            return
-        try:
-            if returned.error is not None:
-                raise returned.error
-            answer = call.answer(returned.value, self.clock())
-        except BaseException as exc:
-            answer = HookFailed(id_, self.failed(exc), self.clock())
-        self.feed(answer)
+        self.hook_returned(effect, call, self.interruptibly(call.fn, *call.args, **call.kwargs))
 
     def api_key(self, effect: CallLlm) -> tuple[bool, str | None]:
         """The key of a model call: ``get_api_key`` (on a worker thread) wins over ``api_key``.
         ``(False, None)`` when the run was aborted meanwhile."""
-        key = self.config.api_key
-        get = self.config.get_api_key
-        if get is not None:
-            args, kwargs = with_signal(get, (effect.model.provider,), self.signal)
-            returned = self.off_thread(get, *args, **kwargs)
-            if returned is None:
-                return False, None
-            if returned.error is not None:
-                raise returned.error
-            key = returned.value or key
-        self.keys_used(effect.model.provider, key)
-        return True, key
+        ask = self.key_call(effect)
+        if ask is None:
+            return True, self.resolved_key(effect, None)
+        returned = self.interruptibly(ask.fn, *ask.args, **ask.kwargs)
+        return (False, None) if returned is None else (True, self.resolved_key(effect, returned))
 
     def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
-        signal = self.signal
-        stream_fn = self.stream_fn
-        if stream_fn is None and not signal.aborted:
-            self.feed(StreamFailed(effect.id, NO_STREAM_FN.format(api=effect.model.api), self.clock()))
-            return
-        iterator: Iterator[Any] | None = None
-        failure: str | None = None
+        call = ModelCall(self, effect)
+        source: Iterator[Any] | None = None
         try:
             try:
-                live, api_key = self.api_key(effect) if not signal.aborted else (False, None)
-                if live and not signal.aborted:  # no model call starts after an abort
-                    assert stream_fn is not None
-                    options = stream_options(effect, self.config, api_key, signal)
-                    iterator = _sync_iterator(stream_fn(effect.model, llm_context(effect), options))
-            except _AsyncStreamFn as exc:
-                failure = str(exc)
+                if call.may_start:
+                    live, api_key = self.api_key(effect)
+                    if live and call.may_start:
+                        source = self.events_of(call.open(api_key))
             except BaseException as exc:
-                failure = self.failed(exc)
-            feed, clock, pending, items = self.driver.feed, self.clock, self.pending, StreamItems()
-            # Only the stream function's own failures become StreamFailed: an error while feeding
-            # the core (a journal that cannot write) is the caller's and propagates.
-            while iterator is not None:
+                call.fail(exc)
+            while source is not None:
                 try:
-                    event = next(iterator)
-                except StopIteration:
-                    failure = STREAM_ENDED_TEXT
-                    break
+                    event = next(source, END)
                 except BaseException as exc:
-                    failure = self.failed(exc)
+                    call.fail(exc)
                     break
-                if signal.aborted:
+                emits = call.received(event)
+                if emits is None:
                     break
-                event, problem = items.take(event)
-                if problem is not None:
-                    failure = problem
+                for out in emits:
+                    yield out.event
+                if call.over:
                     break
-                over = False
-                for out in feed(StreamEventReceived(effect.id, event, clock())):
-                    if type(out) is Emit:
-                        yield out.event
-                    else:  # the reply is over: the core asks for what comes next
-                        pending.append(out)
-                        over = True
-                if over:
-                    return
         finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                try:
-                    close()
-                except BaseException as exc:
-                    if isinstance(exc, FATAL):
-                        self.stop_for(exc)  # raised to the caller once the run has ended
-        if failure is not None and not signal.aborted:
-            self.feed(StreamFailed(effect.id, failure, self.clock()))
-            return
-        self.feed_abort()
+            self.close_stream(source)
+        call.end()
+
+    def events_of(self, source: Any) -> Iterator[Any]:
+        """How to read what a stream function returned: a sync iterator (an async stream
+        function is refused, pointing to :mod:`interpreters.aio`)."""
+        if inspect.isawaitable(source) or (hasattr(source, "__aiter__") and not hasattr(source, "__iter__")):
+            what = "a coroutine" if inspect.iscoroutine(source) else f"a {type(source).__name__} (an async iterable)"
+            close = getattr(source, "close", None)
+            if inspect.iscoroutine(source) and close is not None:
+                close()  # never awaited: no "coroutine was never awaited" warning
+            raise TypeError(ASYNC_STREAM_FN.format(what=what))
+        return iter(source)
+
+    def close_stream(self, source: Any) -> None:
+        close = getattr(source, "close", None)
+        if close is not None:
+            try:
+                close()
+            except BaseException as exc:
+                self.ignored(exc)
 
     def start_tool(self, effect: ExecuteTool) -> None:
-        self.order.tool_starting(self, effect)
-        if self.ended:
-            return
-        signal = self.tool_started(effect)
-        instead = self.aborted_before_start(effect)
-        if instead is not None:
-            self.inbox.put(instead)
+        signal = self.tool_starts(effect)
+        if signal is None:
             return
         if self.runs_inline(effect):
             self.run_tool(effect, signal)  # its outcome is in the inbox when this returns
@@ -387,40 +313,15 @@ class SyncRun(Run):
 
     def run_tool(self, effect: ExecuteTool, signal: AbortSignal) -> None:
         """In a worker thread (or inline): run the tool, post its updates and outcome to the inbox."""
-        inbox, clock, eid = self.inbox, self.clock, effect.id
-        open_ = True
-
-        def on_update(partial: Any) -> None:
-            if open_:
-                inbox.put(ToolUpdated(eid, partial, clock()))
-
+        job = ToolRun(self, effect, signal)
         try:
-            tool = tool_call(effect, self.registry)
-            scopes = tool_scopes(self.driver.journals, effect) if self.driver.journals else ()
-            with ExitStack() as stack:
-                for scope in scopes:
-                    stack.enter_context(scope)
-                value = _run_sync(tool.execute(effect.tool_call.id, thaw(effect.args), signal, on_update))
-            outcome: Input = ToolFinished(eid, tool_result(tool.name, value), clock())
-        except BaseException as exc:  # a tool must never take the run down
-            outcome = ToolFailed(eid, self.failed(exc), clock())
-        open_ = False
-        inbox.put(outcome)
-
-
-class _AsyncStreamFn(TypeError):
-    """The stream function is an async one (refused by the sync interpreter)."""
-
-
-def _sync_iterator(source: Any) -> Iterator[Any]:
-    """The events of what a stream function returned, as a sync iterator."""
-    if inspect.isawaitable(source) or (hasattr(source, "__aiter__") and not hasattr(source, "__iter__")):
-        what = "a coroutine" if inspect.iscoroutine(source) else f"a {type(source).__name__} (an async iterable)"
-        close = getattr(source, "close", None)
-        if inspect.iscoroutine(source) and close is not None:
-            close()  # never awaited: no "coroutine was never awaited" warning
-        raise _AsyncStreamFn(ASYNC_STREAM_FN.format(what=what))
-    return iter(source)
+            tool, args = job.call()
+            with job.scope():
+                value = _run_sync(tool.execute(*args))
+            outcome = job.finished(tool, value)
+        except BaseException as exc:
+            outcome = job.failed(exc)
+        job.close(outcome)
 
 
 class AgentEventStream(Iterator[AgentEvent]):

@@ -11,37 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 import sys
-import random as _random
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
 
 import httpx
 
-from agentcore.records import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model
-from agentcore.stream import ErrorEvent, StreamEvent
+from agentcore.stream import StreamEvent
 
-from ..clock import now_ms
 from .session import (
-    ABORTED_MESSAGE,
-    DONE,
+    ABORT,
     DRAIN_GRACE,
-    READ,
+    RECEIVE,
+    START,
+    Backoff,
+    BaseStreamer,
+    CallHook,
+    Give,
     Item,
-    Retry,
+    Open,
+    Plan,
     RetryPolicy,
-    Session,
-    build,
     build_timeout,
-    failed,
-    hook_error,
-    prepare,
-    response_info,
     ssl_context,
-    with_payload,
 )
 
 __all__ = [
@@ -106,7 +101,7 @@ class _AsyncExchange:
             task.cancel()
 
 
-class AsyncHttpStreamer:
+class AsyncHttpStreamer(BaseStreamer):
     """The asyncio twin of :class:`HttpStreamer`, with one :class:`httpx.AsyncClient`.
 
     An httpx async client belongs to the event loop it first ran in: use one instance per loop
@@ -128,52 +123,29 @@ class AsyncHttpStreamer:
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], int] | None = None,
     ) -> None:
-        self.timeout = client.timeout if client is not None else build_timeout(
-            timeout, connect_timeout, read_timeout)
+        super().__init__(client.timeout if client is not None else build_timeout(timeout, connect_timeout, read_timeout),
+                         retry, max_retries, random, environ, clock)
         self.client = client if client is not None else httpx.AsyncClient(
             transport=transport, timeout=self.timeout, follow_redirects=True, verify=ssl_context())
-        policy = retry or RetryPolicy()
-        self.retry = policy if max_retries is None else replace(policy, max_retries=max_retries)
         self._sleep = sleep
-        self._random = random or _random.random
-        self._environ = environ
-        self._clock = clock or now_ms
 
     def __call__(self, model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[StreamEvent]:
         return self.stream(model, context, options)
 
     async def stream(self, model: Model, context: LlmContext,
                      options: StreamOptions) -> AsyncGenerator[StreamEvent, None]:
-        """The stream events of one reply; never raises, ends with a final event."""
-        timestamp = self._clock()
+        """The stream events of one reply; never raises, ends with a final event. Carries out
+        the steps of the call's :class:`~interpreters.http.session.Plan`."""
+        plan = Plan(self, self.client, model, context, options)
         signal = options.signal
-        if signal is not None and signal.aborted:
-            yield failed(model, timestamp, ABORTED_MESSAGE, reason="aborted")
-            return
-        prepared = prepare(model, context, options,
-                            os.environ if self._environ is None else self._environ, timestamp)
-        if isinstance(prepared, ErrorEvent):
-            yield prepared
-            return
-        call = prepared
-        if options.on_payload is not None:
-            try:
-                replacement = options.on_payload(call.request.body, model)
-                if inspect.isawaitable(replacement):
-                    replacement = await replacement
-                call = with_payload(call, replacement)
-            except Exception as exc:  # noqa: BLE001
-                yield failed(model, timestamp, hook_error("on_payload", exc), call.api_key)
-                return
-        session = Session(call, self.retry, self._random, self.timeout)
-        loop = asyncio.get_running_loop()
         woken = asyncio.Event()
         current: list[_AsyncExchange] = []
+        loop = asyncio.get_running_loop()
 
         def abort_in_loop() -> None:
             woken.set()
             if current:
-                current[-1].queue.put_nowait(("abort", None))
+                current[-1].queue.put_nowait(ABORT)
                 current[-1].cancel()
 
         def on_abort() -> None:  # in the aborting thread
@@ -183,62 +155,43 @@ class AsyncHttpStreamer:
                 pass
 
         remove = signal.add_callback(on_abort) if signal is not None else None
-        exchange: _AsyncExchange | None = None
-        graceful = False
+        steps = plan.steps()
+        reply: Any = None
         try:
             while True:
-                session.begin_attempt()
-                req = call.request
-                built = build(self.client, req)
-                if isinstance(built, str):
-                    yield session.fail(built)
+                try:
+                    step = steps.send(reply)
+                except StopIteration:
                     return
-                exchange = _AsyncExchange(self.client, built)
-                current.append(exchange)
-                if signal is not None and signal.aborted:
-                    yield session.aborted()
-                    return
-                exchange.start()
-                while True:
-                    item = await exchange.queue.get()
-                    if item[0] != "abort" and signal is not None and signal.aborted:
-                        item = ("abort", None)
-                    if item[0] == "response" and options.on_response is not None:
-                        try:
-                            result = options.on_response(response_info(item[1]), model)
-                            if inspect.isawaitable(result):
-                                await result
-                        except Exception as exc:  # noqa: BLE001
-                            yield session.fail(hook_error("on_response", exc))
-                            return
-                    events, next_ = session.handle(item)
-                    graceful = next_ == DONE  # set before yielding: the consumer may stop here
-                    for event in events:
+                reply = None
+                if step is RECEIVE:
+                    reply = await current[-1].queue.get()
+                elif isinstance(step, Give):
+                    for event in step.events:
                         yield event
-                    if next_ != READ:
-                        break
-                if not isinstance(next_, Retry):
-                    return
-                exchange.cancel()
-                session.waits.append(next_.delay)
-                if self._sleep is not None:
-                    await self._sleep(next_.delay)
-                else:
-                    try:
-                        await asyncio.wait_for(woken.wait(), next_.delay)
-                    except TimeoutError:
-                        pass
-                if signal is not None and signal.aborted:
-                    yield session.aborted()
-                    return
+                elif isinstance(step, CallHook):
+                    reply = await _called(step)
+                elif isinstance(step, Open):
+                    current.append(_AsyncExchange(self.client, step.request))
+                elif step is START:
+                    current[-1].start()
+                elif isinstance(step, Backoff):
+                    current[-1].cancel()
+                    if self._sleep is not None:
+                        await self._sleep(step.delay)
+                    else:
+                        try:
+                            await asyncio.wait_for(woken.wait(), step.delay)
+                        except TimeoutError:
+                            pass
         finally:
             if remove is not None:
                 remove()
-            if exchange is not None:
-                if graceful:
-                    await exchange.detach()
+            if current:
+                if plan.graceful:
+                    await current[-1].detach()
                 else:
-                    exchange.cancel()
+                    current[-1].cancel()
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -248,6 +201,18 @@ class AsyncHttpStreamer:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+async def _called(step: CallHook) -> tuple[bool, Any]:
+    """Call a user's hook, awaiting what it returns when that is awaitable: ``(True, value)``,
+    or ``(False, exception)``."""
+    try:
+        value = step.fn(*step.args)
+        if inspect.isawaitable(value):
+            value = await value
+        return True, value
+    except Exception as exc:  # noqa: BLE001 - the plan ends the call with its text
+        return False, exc
 
 
 # --------------------------------------------------------------------------- the default instances

@@ -5,17 +5,21 @@ data) or the error event that ends it at once. :class:`Session` is the sans-IO s
 one call: it takes the pump's reports (``("response", r)``, ``("chunk", bytes)``, ``("end",
 None)``, ``("error", exc)``, ``("abort", None)``) one by one and answers with the stream events
 to yield and what to do next: read on, stop, or retry after a delay (:class:`RetryPolicy`,
-``retry-after`` headers, ``max_retry_delay_ms``). The streamers in :mod:`interpreters.http.sync`
-and :mod:`interpreters.http.aio` only move bytes and wait.
+``retry-after`` headers, ``max_retry_delay_ms``). :class:`Plan` is the whole call as steps
+(prepare, the hooks, each attempt, the abort's checks, the backoff), and :class:`BaseStreamer`
+the settings both streamers have. The streamers in :mod:`interpreters.http.sync` and
+:mod:`interpreters.http.aio` only carry out the steps: move bytes and wait.
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import os
+import random as _random
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
@@ -30,22 +34,33 @@ from agentcore.providers.catalog import ENV_KEYS
 from agentcore.providers.registry import Codec, codec_for
 from agentcore.stream import ErrorEvent, PartialAssistantMessage, StreamEvent
 
+from ..clock import now_ms
 from ..secrets import redact_key, redact_key_bytes
 
 __all__ = [
+    "ABORT",
     "ABORTED_MESSAGE",
     "DEFAULT_MAX_RETRY_DELAY_MS",
     "DONE",
     "DRAIN_GRACE",
     "READ",
+    "RECEIVE",
     "RETRY_STATUSES",
+    "START",
     "STOP",
+    "Backoff",
+    "BaseStreamer",
     "Call",
+    "CallHook",
+    "Give",
     "Item",
     "Next",
+    "Open",
+    "Plan",
     "Retry",
     "RetryPolicy",
     "Session",
+    "Step",
     "build",
     "build_timeout",
     "failed",
@@ -429,3 +444,148 @@ def ssl_context() -> ssl.SSLContext:
     if _ssl is None:
         _ssl = ssl.create_default_context()
     return _ssl
+
+
+# --------------------------------------------------------------------------- one call, as steps
+
+ABORT: Final[Item] = ("abort", None)
+"""The report the abort callback puts into an exchange's queue."""
+
+
+@dataclass(frozen=True, slots=True)
+class Give:
+    """Give these stream events to the consumer."""
+
+    events: Sequence[StreamEvent]
+
+
+@dataclass(frozen=True, slots=True)
+class CallHook:
+    """Call the user's hook ``fn(*args)`` (``on_payload``, ``on_response``; under asyncio an
+    awaitable it returns is awaited) and send back ``(True, value)``, or ``(False, exception)``
+    for an ``Exception`` it raised."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Open:
+    """Make the exchange of ``request``, its pump not started yet: from now on the abort
+    reaches it (a report in its queue, the exchange torn down)."""
+
+    request: httpx.Request
+
+
+START: Final = "start"
+"""Start the exchange's pump."""
+
+RECEIVE: Final = "receive"
+"""Wait for the next report in the exchange's queue and send it back."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Tear the exchange down, then wait ``delay`` seconds before the next attempt (the abort
+    ends the wait early)."""
+
+    delay: float
+
+
+Step: TypeAlias = "Give | CallHook | Open | Backoff | str"
+
+
+class BaseStreamer:
+    """What :class:`~interpreters.http.sync.HttpStreamer` and
+    :class:`~interpreters.http.aio.AsyncHttpStreamer` share, as httpx's ``BaseClient`` is to
+    ``Client`` and ``AsyncClient``: the settings, and :class:`Plan`, one call as the steps a
+    twin carries out. The twins keep only the I/O: the client, the pump, the waits."""
+
+    def __init__(self, timeout: httpx.Timeout, retry: RetryPolicy | None, max_retries: int | None,
+                 random: Callable[[], float] | None, environ: Mapping[str, str] | None,
+                 clock: Callable[[], int] | None) -> None:
+        self.timeout = timeout
+        policy = retry or RetryPolicy()
+        self.retry = policy if max_retries is None else replace(policy, max_retries=max_retries)
+        self._random = random or _random.random
+        self._environ = environ
+        self._clock = clock or now_ms
+
+
+class Plan:
+    """One call of a streamer as the steps its twin carries out, everything but the I/O.
+
+    :meth:`steps` is a generator: it yields a step (:class:`Give` events, call a hook,
+    :class:`Open` an exchange, :data:`START` it, :data:`RECEIVE` its next report,
+    :class:`Backoff`), the twin carries it out and sends back what it got (a report, a hook's
+    outcome, else ``None``). It checks the abort between steps and leaves every decision to
+    :class:`Session`. :attr:`graceful` says, when the twin stops, whether the last exchange
+    may drain in the background (its final event is given) or is to be torn down."""
+
+    __slots__ = ("streamer", "client", "model", "context", "options", "graceful")
+
+    def __init__(self, streamer: BaseStreamer, client: httpx.Client | httpx.AsyncClient, model: Model,
+                 context: LlmContext, options: StreamOptions) -> None:
+        self.streamer = streamer
+        self.client = client
+        self.model = model
+        self.context = context
+        self.options = options
+        self.graceful = False
+
+    def steps(self) -> Generator[Step, Any, None]:
+        streamer, model, options = self.streamer, self.model, self.options
+        signal = options.signal
+        timestamp = streamer._clock()
+        if signal is not None and signal.aborted:
+            yield Give((failed(model, timestamp, ABORTED_MESSAGE, reason="aborted"),))
+            return
+        environ = os.environ if streamer._environ is None else streamer._environ
+        prepared = prepare(model, self.context, options, environ, timestamp)
+        if isinstance(prepared, ErrorEvent):
+            yield Give((prepared,))
+            return
+        call = prepared
+        if options.on_payload is not None:
+            ok, value = yield CallHook(options.on_payload, (call.request.body, model))
+            try:
+                if not ok:
+                    raise value
+                call = with_payload(call, value)
+            except Exception as exc:  # noqa: BLE001
+                yield Give((failed(model, timestamp, hook_error("on_payload", exc), call.api_key),))
+                return
+        session = Session(call, streamer.retry, streamer._random, streamer.timeout)
+        while True:
+            session.begin_attempt()
+            built = build(self.client, call.request)
+            if isinstance(built, str):
+                yield Give((session.fail(built),))
+                return
+            yield Open(built)
+            if signal is not None and signal.aborted:
+                yield Give((session.aborted(),))
+                return
+            yield START
+            while True:
+                item = yield RECEIVE
+                if item[0] != "abort" and signal is not None and signal.aborted:
+                    item = ABORT
+                if item[0] == "response" and options.on_response is not None:
+                    ok, value = yield CallHook(options.on_response, (response_info(item[1]), model))
+                    if not ok:
+                        yield Give((session.fail(hook_error("on_response", value)),))
+                        return
+                events, next_ = session.handle(item)
+                self.graceful = next_ == DONE  # set before the events are given: the consumer may stop here
+                if events:
+                    yield Give(events)
+                if next_ != READ:
+                    break
+            if not isinstance(next_, Retry):
+                return
+            session.waits.append(next_.delay)
+            yield Backoff(next_.delay)
+            if signal is not None and signal.aborted:
+                yield Give((session.aborted(),))
+                return

@@ -8,9 +8,7 @@ which wakes a blocked read at once. The decisions are :class:`~interpreters.http
 
 from __future__ import annotations
 
-import os
 import queue
-import random as _random
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -18,29 +16,25 @@ from typing import Any
 
 import httpx
 
-from agentcore.records import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model
-from agentcore.stream import ErrorEvent, StreamEvent
+from agentcore.stream import StreamEvent
 
-from ..clock import now_ms
 from .session import (
-    ABORTED_MESSAGE,
-    DONE,
+    ABORT,
     DRAIN_GRACE,
-    READ,
+    RECEIVE,
+    START,
+    Backoff,
+    BaseStreamer,
+    CallHook,
+    Give,
     Item,
-    Retry,
+    Open,
+    Plan,
     RetryPolicy,
-    Session,
-    build,
     build_timeout,
-    failed,
-    hook_error,
-    prepare,
-    response_info,
     ssl_context,
-    with_payload,
 )
 
 __all__ = [
@@ -134,7 +128,7 @@ class _SyncExchange:
                 pass
 
 
-class HttpStreamer:
+class HttpStreamer(BaseStreamer):
     """Streams model replies over HTTP with one :class:`httpx.Client` (connections reused).
 
     An instance is a sync ``stream_fn``: pass it to ``agent_loop(..., stream_fn=streamer)`` or
@@ -158,101 +152,63 @@ class HttpStreamer:
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], int] | None = None,
     ) -> None:
-        self.timeout = client.timeout if client is not None else build_timeout(
-            timeout, connect_timeout, read_timeout)
+        super().__init__(client.timeout if client is not None else build_timeout(timeout, connect_timeout, read_timeout),
+                         retry, max_retries, random, environ, clock)
         self.client = client if client is not None else httpx.Client(
             transport=transport, timeout=self.timeout, follow_redirects=True, verify=ssl_context())
-        policy = retry or RetryPolicy()
-        self.retry = policy if max_retries is None else replace(policy, max_retries=max_retries)
         self._sleep = sleep
-        self._random = random or _random.random
-        self._environ = environ
-        self._clock = clock or now_ms
 
     def __call__(self, model: Model, context: LlmContext, options: StreamOptions) -> Iterator[StreamEvent]:
         return self.stream(model, context, options)
 
     def stream(self, model: Model, context: LlmContext, options: StreamOptions) -> Iterator[StreamEvent]:
-        """The stream events of one reply; never raises, ends with a final event."""
-        timestamp = self._clock()
+        """The stream events of one reply; never raises, ends with a final event. Carries out
+        the steps of the call's :class:`~interpreters.http.session.Plan`."""
+        plan = Plan(self, self.client, model, context, options)
         signal = options.signal
-        if signal is not None and signal.aborted:
-            yield failed(model, timestamp, ABORTED_MESSAGE, reason="aborted")
-            return
-        prepared = prepare(model, context, options,
-                            os.environ if self._environ is None else self._environ, timestamp)
-        if isinstance(prepared, ErrorEvent):
-            yield prepared
-            return
-        call = prepared
-        if options.on_payload is not None:
-            try:
-                call = with_payload(call, options.on_payload(call.request.body, model))
-            except Exception as exc:  # noqa: BLE001
-                yield failed(model, timestamp, hook_error("on_payload", exc), call.api_key)
-                return
-        session = Session(call, self.retry, self._random, self.timeout)
         woken = threading.Event()
         current: list[_SyncExchange] = []
 
         def on_abort() -> None:  # in the aborting thread
             woken.set()
             if current:
-                current[-1].queue.put(("abort", None))
+                current[-1].queue.put(ABORT)
                 current[-1].cancel()
 
         remove = signal.add_callback(on_abort) if signal is not None else None
-        exchange: _SyncExchange | None = None
-        graceful = False
+        steps = plan.steps()
+        reply: Any = None
         try:
             while True:
-                session.begin_attempt()
-                req = call.request
-                built = build(self.client, req)
-                if isinstance(built, str):
-                    yield session.fail(built)
+                try:
+                    step = steps.send(reply)
+                except StopIteration:
                     return
-                exchange = _SyncExchange(self.client, built)
-                current.append(exchange)
-                if signal is not None and signal.aborted:
-                    yield session.aborted()
-                    return
-                exchange.start()
-                while True:
-                    item = exchange.queue.get()
-                    if item[0] != "abort" and signal is not None and signal.aborted:
-                        item = ("abort", None)
-                    if item[0] == "response" and options.on_response is not None:
-                        try:
-                            options.on_response(response_info(item[1]), model)
-                        except Exception as exc:  # noqa: BLE001
-                            yield session.fail(hook_error("on_response", exc))
-                            return
-                    events, next_ = session.handle(item)
-                    graceful = next_ == DONE  # set before yielding: the consumer may stop here
-                    if events:
-                        yield from events
-                    if next_ != READ:
-                        break
-                if not isinstance(next_, Retry):
-                    return
-                exchange.cancel()
-                session.waits.append(next_.delay)
-                if self._sleep is not None:
-                    self._sleep(next_.delay)
-                else:
-                    woken.wait(next_.delay)
-                if signal is not None and signal.aborted:
-                    yield session.aborted()
-                    return
+                reply = None
+                if step is RECEIVE:
+                    reply = current[-1].queue.get()
+                elif isinstance(step, Give):
+                    yield from step.events
+                elif isinstance(step, CallHook):
+                    reply = _called(step)
+                elif isinstance(step, Open):
+                    current.append(_SyncExchange(self.client, step.request))
+                elif step is START:
+                    current[-1].start()
+                elif isinstance(step, Backoff):
+                    current[-1].cancel()
+                    if self._sleep is not None:
+                        self._sleep(step.delay)
+                    else:
+                        woken.wait(step.delay)
         finally:
             if remove is not None:
                 remove()
-            if exchange is not None:
-                if graceful:
-                    exchange.detach()
+            if current:
+                if plan.graceful:
+                    current[-1].detach()
                 else:
-                    exchange.cancel()
+                    current[-1].cancel()
 
     def close(self) -> None:
         self.client.close()
@@ -262,6 +218,14 @@ class HttpStreamer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _called(step: CallHook) -> tuple[bool, Any]:
+    """Call a user's hook: ``(True, value)``, or ``(False, exception)``."""
+    try:
+        return True, step.fn(*step.args)
+    except Exception as exc:  # noqa: BLE001 - the plan ends the call with its text
+        return False, exc
 
 
 # --------------------------------------------------------------------------- the default instance
