@@ -13,8 +13,9 @@
 // text_start / text_delta... / text_end or toolcall_start / toolcall_delta / toolcall_end, then
 // done with the final AssistantMessage. As in pi-ai's providers, every event of a reply carries
 // the same AssistantMessage object as its partial (providers mutate one `output` object while
-// streaming; here it already holds its final content). The stream function pushes a reply's
-// events into a fresh AssistantMessageEventStream, which the loop consumes with `for await`.
+// streaming; here it already holds its final content). The stream function returns a fresh
+// AssistantMessageEventStream, which the loop consumes with `for await`, and feeds it the reply's
+// events one at a time, each when the loop waits for it (see produce()).
 
 import { runAgentLoop } from "@mariozechner/pi-agent-core";
 import { Type, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
@@ -100,13 +101,32 @@ function textReply(text, chunks, timestamp) {
   return events;
 }
 
+// Delivers each event when the loop is waiting for one, as over a network, where the loop has
+// long consumed an event when the next arrives. (Pushing a whole reply at once would leave it in
+// the stream's queue, and each Array.shift() of a long queue copies what is left: a
+// 10,000-delta reply then costs more per delta than a 1,000-delta one, 50,000 deltas 20-30 times
+// more. Pushing with one `await` in between does not keep up either: the loop takes several
+// microtask hops per event.) `waiting` is pi-ai's EventStream's list of pending reads (a
+// TypeScript private, a plain field at run time); without it, one `await` between events.
+async function produce(stream, events) {
+  const waiting = Array.isArray(stream.waiting) ? stream.waiting : null;
+  for (let i = 0; i < events.length; i++) {
+    if (waiting) {
+      while (waiting.length === 0) await undefined;
+    } else {
+      await undefined;
+    }
+    stream.push(events[i]);
+  }
+  stream.end();
+}
+
 function scriptedStreamFn(replies) {
   let next = 0;
   const streamFn = (model, context, options) => {
     const events = replies[next++];
     const stream = createAssistantMessageEventStream();
-    for (let i = 0; i < events.length; i++) stream.push(events[i]);
-    stream.end();
+    produce(stream, events);
     return stream;
   };
   streamFn.calls = () => next;
