@@ -15,9 +15,10 @@ pi-agent-core (node) runs the in-process cases (tool loop, streaming, import) in
 ``node/worker.mjs``; ``setup.sh`` installs it with npm into ``node/node_modules``. Without
 ``node`` or ``npm`` (or when the install fails) its column is skipped, with one line saying why.
 The in-process cases (scenarios 1 and 2) run in rounds: every library's worker once per round,
-the libraries interleaved, the median taken over all the rounds' samples.
+the libraries interleaved, the median taken over all the rounds' samples; agentcore-fx and
+pi-agent-core, whose runs take milliseconds, make three times the repetitions per round.
 
-Options: ``--only 1,2,5`` picks scenarios; ``--reps N`` overrides repetitions; ``--rounds R``
+Options: ``--only 1,2,5`` picks scenarios; ``--libs a,b`` picks libraries; ``--reps N`` overrides repetitions; ``--rounds R``
 overrides the rounds of scenarios 1 and 2 (default 3, quick 2); ``--json FILE``
 also writes every sample; ``--profile DIR`` additionally runs each agentcore-fx case once under
 cProfile and writes ``DIR/<case>.prof`` and a text summary ``DIR/<case>.txt``.
@@ -161,7 +162,8 @@ IMPORTS = {"agentcore": "agentcore", "interpreters": "interpreters", "pydantic-a
            "openai-agents": "agents"}
 
 
-def import_times(py: str, node: str | None, reps: int) -> dict[str, tuple[list[float], list[float]]]:
+def import_times(py: str, node: str | None, reps: int, peers: list[str]
+                 ) -> dict[str, tuple[list[float], list[float]]]:
     """Fresh processes, interleaved: per round one bare ``python -c 'pass'``, then
     ``python -c 'import X'`` for each of ``IMPORTS``; with node, one bare
     ``node --input-type=module -e ''`` then the same with ``import '@mariozechner/pi-agent-core'``
@@ -177,6 +179,8 @@ def import_times(py: str, node: str | None, reps: int) -> dict[str, tuple[list[f
     for r in range(reps + 1):
         bare = once([py, "-c", "pass"])
         for name, mod in IMPORTS.items():
+            if name in PEERS and name not in peers:
+                continue
             wall = once([py, "-c", f"import {mod}"])
             if r:
                 out.setdefault(name, ([], []))[0].append(wall)
@@ -205,6 +209,8 @@ def main() -> int:
     parser.add_argument("--reps", type=int, help="timed repetitions per case (default 5, quick 3)")
     parser.add_argument("--rounds", type=int, help="rounds of scenarios 1 and 2 (default 3, quick 2)")
     parser.add_argument("--only", default="1,2,3,4,5", help="scenarios to run, e.g. 1,2")
+    parser.add_argument("--libs", help="libraries to run, e.g. agentcore-aio,agentcore-sync,pi-agent-core "
+                                       "(default: all)")
     parser.add_argument("--venv", default=os.environ.get("BENCH_VENV", os.path.join(ROOT, ".venv-bench")))
     parser.add_argument("--json", help="write all samples and metadata to this file")
     parser.add_argument("--profile", help="directory for cProfile dumps of the agentcore-fx cases")
@@ -218,7 +224,12 @@ def main() -> int:
     rounds = opts.rounds or (2 if opts.quick else 3)
     concurrent = 50 if opts.quick else 200
     libs = (*AC, *PEERS)
-    fast = (*AC, PI) if node else AC  # what runs the in-process cases in rounds
+    selected = set(opts.libs.split(",")) if opts.libs else {*AC, PI, *PEERS}
+    unknown = selected - {*AC, PI, *PEERS}
+    if unknown:
+        parser.error(f"unknown libraries: {', '.join(sorted(unknown))}")
+    fast = (*AC, PI) if node else AC  # their in-process runs take milliseconds: more repetitions
+    fast_factor = 3
     rows: list[Row] = []
     raw: dict[str, dict] = {}
     if opts.profile:
@@ -229,6 +240,7 @@ def main() -> int:
                  n_rounds: int = 1) -> None:
         """Each library of ``lib_list`` in ``n_rounds`` rounds, interleaved; the peers' slow
         1,000-turn runs once. The median is over every round's samples."""
+        lib_list = [lib for lib in lib_list if lib in selected]
         samples: dict[str, list[float]] = {lib: [] for lib in lib_list}
         for r in range(n_rounds):
             for lib in lib_list:
@@ -238,8 +250,8 @@ def main() -> int:
                 prof = None
                 if opts.profile and lib.startswith("agentcore") and r == 0:
                     prof = os.path.join(opts.profile, f"{lib}-{case}-{'-'.join(map(str, args))}.prof")
-                res = work(py, lib, case, args, slow_reps if peer_slow else n, 0 if peer_slow else warm, url,
-                           prof, node)
+                lib_reps = slow_reps if peer_slow else n * fast_factor if lib in fast and n_rounds > 1 else n
+                res = work(py, lib, case, args, lib_reps, 0 if peer_slow else warm, url, prof, node)
                 if prof:
                     summarize(prof, prof[:-5] + ".txt")
                 raw[f"{lib} {case} {args} round {r + 1}"] = res
@@ -284,7 +296,8 @@ def main() -> int:
                      url=server.url, n=1 if opts.quick else 3, warm=0, rss=rss)
         if 5 in only:
             n = 5 if opts.quick else 11
-            times = import_times(py, node, n)
+            times = import_times(py, node if PI in selected else None, n,
+                                 [lib for lib in PEERS if lib in selected])
             raw["imports"] = {k: {"wall_ms": w, "minus_bare_ms": m} for k, (w, m) in times.items()}
             peers = [p for p in (PI, *PEERS) if p in times]
             for mod, what in (("agentcore", "pure core"), ("interpreters", "loop + httpx")):
