@@ -11,7 +11,8 @@ import asyncio
 import time
 from typing import Any
 
-from agentcore import AgentContext, AgentLoopConfig, Model
+from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, ToolCall
+from agentcore import ToolResultMessage
 from interpreters import ScriptedModel, agent_loop, aio, tool
 from interpreters.scripted import Reply
 
@@ -49,6 +50,15 @@ def _tool_script(turns: int) -> list[Any]:
     return [Reply(tool_calls=(("noop", {"n": i}),)) for i in range(turns)] + ["done"]
 
 
+def _history(n: int) -> list[Any]:
+    """``n`` messages of earlier tool turns, for the flatness case (``tool_loop_history``)."""
+    out: list[Any] = []
+    for i in range(n // 2):
+        out.append(AssistantMessage((ToolCall(f"h{i}", "noop", {"n": i}),), stop_reason="toolUse"))
+        out.append(ToolResultMessage(f"h{i}", "noop", (TextContent("ok"),)))
+    return out
+
+
 def _http_config(url: str, turns: int) -> AgentLoopConfig:
     from agentcore.providers.catalog import custom_openai_model
 
@@ -68,14 +78,17 @@ class Sync:
 
     label = "agentcore-fx sync"
 
-    def tool_loop(self, turns: int) -> float:
+    def tool_loop(self, turns: int, history: int = 0) -> float:
         model = ScriptedModel(_tool_script(turns), chunk_size=0)
-        ctx = AgentContext("You are a benchmark.", [], [noop])
+        ctx = AgentContext("You are a benchmark.", _history(history), [noop])
         t0 = time.perf_counter()
         msgs = agent_loop("go", ctx, CONFIG, stream_fn=model).result()
         dt = time.perf_counter() - t0
         assert len(msgs) == 2 * turns + 2, len(msgs)
         return dt
+
+    def tool_loop_history(self, turns: int, history: int) -> float:
+        return self.tool_loop(turns, history)
 
     def stream(self, deltas: int) -> float:
         model = ScriptedModel(["x" * deltas], chunk_size=1)
@@ -115,9 +128,9 @@ class Async:
 
     label = "agentcore-fx aio"
 
-    def tool_loop(self, turns: int) -> float:
+    def tool_loop(self, turns: int, history: int = 0) -> float:
         model = ScriptedModel(_tool_script(turns), chunk_size=0)
-        ctx = AgentContext("You are a benchmark.", [], [anoop])
+        ctx = AgentContext("You are a benchmark.", _history(history), [anoop])
 
         async def main() -> float:
             t0 = time.perf_counter()
@@ -127,6 +140,9 @@ class Async:
             return dt
 
         return asyncio.run(main())
+
+    def tool_loop_history(self, turns: int, history: int) -> float:
+        return self.tool_loop(turns, history)
 
     def stream(self, deltas: int) -> float:
         model = ScriptedModel(["x" * deltas], chunk_size=1)
