@@ -761,6 +761,25 @@ def test_a_sync_hook_returning_a_failing_coroutine(request: pytest.FixtureReques
     assert assistant(messages).error_message == hook_failed_text(hook, "awaited failure")
 
 
+@pytest.mark.parametrize(("hook", "missing"), [
+    ("get_steering_messages", "3 required positional arguments: 'b', 'c', and 'd'"),
+    ("convert_to_llm", "2 required positional arguments: 'c' and 'd'"),
+])
+def test_an_async_hook_whose_call_raises_fails_the_hook(flavour: Flavour, hook: str, missing: str) -> None:
+    """An ``async def`` hook called with arguments it does not take raises before any coroutine
+    exists: the hook fails like one that raised inside, on both interpreters."""
+
+    async def takes_too_many(a: Any, b: Any, c: Any, d: Any) -> Any:
+        return []
+
+    config = AgentLoopConfig(model=MODEL, **{hook: takes_too_many})
+    events, messages = play(flavour, "hi", AgentContext(), config, ScriptedModel(["never"]))
+    assert types(events) == FAILED_RUN
+    ends_once(events)
+    assert assistant(messages).error_message == hook_failed_text(
+        hook, f"{takes_too_many.__qualname__}() missing {missing}")
+
+
 @pytest.mark.parametrize("hook", ["transform_context", "convert_to_llm"])
 def test_a_context_hook_returning_what_is_not_messages_ends_the_run(request: pytest.FixtureRequest,
                                                                     flavour: Flavour, hook: str) -> None:
