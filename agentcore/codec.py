@@ -110,7 +110,7 @@ def encode_raw(value: Any) -> Any:
     if type(value) in _SCALARS:
         return value
     if isinstance(value, FrozenDict):
-        return {str(k): encode_raw(v) for k, v in value._data.items()}
+        return {str(k): encode_raw(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {str(k): encode_raw(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
