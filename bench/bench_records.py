@@ -733,7 +733,7 @@ def print_rows(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
         print("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("\nns per operation, medians. Encode/decode: 'today' = agentcore.codec (dumps partials=False / loads);"
+    print("\nns per operation, medians. 'codec' = agentcore.codec (dumps partials=False / loads);"
           " 'transcript' = interpreters.transcript's hand-written encoder, caches emptied first (subtracted);"
           " msgspec(dc) = msgspec.json on today's dataclasses (enc_hook for FrozenDict and PVector; no type tags;"
           " ≠: the value decoded is not today's, its Any fields left as plain dicts)."
