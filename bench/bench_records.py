@@ -733,7 +733,7 @@ def print_rows(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
         print("  ".join(c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("\nns per operation, medians. Encode/decode: 'today' = agentcore.codec (dumps partials=False / loads);"
+    print("\nns per operation, medians. 'codec' = agentcore.codec (dumps partials=False / loads);"
           " 'transcript' = interpreters.transcript's hand-written encoder, caches emptied first (subtracted);"
           " msgspec(dc) = msgspec.json on today's dataclasses (enc_hook for FrozenDict and PVector; no type tags;"
           " ≠: the value decoded is not today's, its Any fields left as plain dicts)."
@@ -782,25 +782,28 @@ def census(run: Callable[[], None]) -> tuple[Counter[type], dict[type, Any]]:
 
 
 @functools.cache
-def _any_struct(cls: type) -> type:
-    """A frozen, gc=False Struct with the fields of dataclass ``cls`` (construction cost only)."""
+def _any_struct(cls: type, gc: bool = False) -> type:
+    """A frozen Struct with the fields of dataclass ``cls`` (construction cost only)."""
     return msgspec.defstruct(cls.__name__ + "AnyS", [(f.name, Any) for f in dataclasses.fields(cls) if f.init],
-                             frozen=True, gc=False)
+                             frozen=True, gc=gc)
 
 
-def construction_costs(samples: dict[type, Any], rounds: int, target: float) -> dict[type, dict[str, float]]:
+def construction_costs(samples: dict[type, Any], rounds: int, target: float, extra: list[Case]
+                       ) -> dict[type, dict[str, float]]:
+    """ns per construction of each class, timed from ``samples`` (the run's own values); the
+    ``extra`` cases (the runs themselves) are timed in the same interleaved rounds."""
     cases: dict[type, dict[str, Case]] = {}
     for cls, value in samples.items():
         ns: dict[str, Any] = {}
         today = _call_text(cls, value, ns, "C")
-        ns["S"], ns["PL"] = _any_struct(cls), _plain(cls)
+        ns["S"], ns["SG"], ns["PL"] = _any_struct(cls), _any_struct(cls, True), _plain(cls)
         cases[cls] = {"today": Case(today, ns), "Struct": Case("S" + today[1:], ns),
-                      "plain dc": Case("PL" + today[1:], ns)}
+                      "Struct gc": Case("SG" + today[1:], ns), "plain dc": Case("PL" + today[1:], ns)}
         post = cls.__dict__.get("__post_init__")
         if post is not None:
             ns["post"], ns["v"] = post, value
             cases[cls]["post_init"] = Case("post(v)", ns)
-    run_cases([c for d in cases.values() for c in d.values()], rounds, target)
+    run_cases([c for d in cases.values() for c in d.values()] + extra, rounds, target)
     return {cls: {k: c.median for k, c in d.items()} for cls, d in cases.items()}
 
 
@@ -847,24 +850,20 @@ def print_census(rounds: int, target: float) -> None:
     runs = [("sync tool turn", _tool_loop_sync(turns), turns), ("asyncio tool turn", _tool_loop_aio(turns), turns),
             ("sync delta", _stream_sync(deltas), deltas), ("asyncio delta", _stream_aio(deltas), deltas)]
     counted = [(label, *census(run), n) for label, run, n in runs]
-    whole: dict[str, list[float]] = {label: [] for label, _, _ in runs}
-    for _ in range(3 if rounds < 10 else 7):  # the runs themselves, unwrapped, interleaved
-        for label, run, n in runs:
-            t0 = timeit.default_timer()
-            run()
-            whole[label].append((timeit.default_timer() - t0) / n * 1e6)
     samples: dict[type, Any] = {}
     for _, _, last, _ in counted:
         samples.update(last)
     print(f"timing construction of {len(samples)} record classes ...", file=sys.stderr, flush=True)
-    cost = construction_costs(samples, rounds, target)
+    whole_cases = {label: Case("run()", {"run": run}) for label, run, _ in runs}  # unwrapped, interleaved
+    cost = construction_costs(samples, rounds, target, list(whole_cases.values()))
+    whole = {label: whole_cases[label].median / 1000 / n for label, _, n in runs}  # µs per unit
     for i, (label, counts, _, n) in enumerate(counted):
         if i % 2 == 1 and counts == counted[i - 1][1]:
             print(f"\n{label}: the same records as the {counted[i - 1][0]}; the {label} itself:"
-                  f" {statistics.median(whole[label]):.1f} µs (median, unwrapped)")
+                  f" {whole[label]:.1f} µs (median, unwrapped)")
             continue
         print(f"\n{label}: records built per unit (counted over {n:,} units), ns per construction from the run's"
-              " own values")
+              " own values (Struct: frozen, gc=False; +post_init: the class's __post_init__ on its own)")
         head = ["class", "per unit", "today", "Struct", "+post_init", "plain dc"]
         lines = [head]
         tot: Counter[str] = Counter()
@@ -874,6 +873,7 @@ def print_census(rounds: int, target: float) -> None:
             post = c.get("post_init", 0.0)
             tot["today"] += per * c["today"]
             tot["Struct"] += per * (c["Struct"] + post)
+            tot["Struct gc"] += per * (c["Struct gc"] + post)
             tot["plain"] += per * (c["plain dc"] + post)
             tot["core today"] += per * c["today"] if cls.__module__.startswith("agentcore") else 0
             tot["core Struct"] += per * (c["Struct"] + post) if cls.__module__.startswith("agentcore") else 0
@@ -886,10 +886,11 @@ def print_census(rounds: int, target: float) -> None:
             print("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))))
             if k == 0:
                 print("  ".join("-" * w for w in widths))
-        unit = statistics.median(whole[label])
+        unit = whole[label]
         print(f"the {label} itself: {unit:.1f} µs (median, unwrapped). Its record construction (each with its"
               f" class's __post_init__ work): today {tot['today'] / 1000:.2f} µs ({tot['today'] / 1000 / unit:.0%}),"
-              f" as Structs {tot['Struct'] / 1000:.2f} µs, as plain dataclasses {tot['plain'] / 1000:.2f} µs;"
+              f" as Structs {tot['Struct'] / 1000:.2f} µs (gc=True: {tot['Struct gc'] / 1000:.2f} µs), as plain"
+              f" dataclasses {tot['plain'] / 1000:.2f} µs;"
               f" agentcore's own records alone {tot['core today'] / 1000:.2f} -> {tot['core Struct'] / 1000:.2f} µs")
 
 

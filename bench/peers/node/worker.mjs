@@ -15,7 +15,7 @@
 // the same AssistantMessage object as its partial (providers mutate one `output` object while
 // streaming; here it already holds its final content). The stream function returns a fresh
 // AssistantMessageEventStream, which the loop consumes with `for await`, and feeds it the reply's
-// events one at a time, each when the loop waits for it (see produce()).
+// events one at a time, each when the loop asks for it (see feed()).
 
 import { runAgentLoop } from "@mariozechner/pi-agent-core";
 import { Type, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
@@ -101,24 +101,30 @@ function textReply(text, chunks, timestamp) {
   return events;
 }
 
-// Delivers each event when the loop is waiting for one, as over a network, where the loop has
-// long consumed an event when the next arrives. (Pushing a whole reply at once would leave it in
-// the stream's queue, and each Array.shift() of a long queue copies what is left: a
-// 10,000-delta reply then costs more per delta than a 1,000-delta one, 50,000 deltas 20-30 times
-// more. Pushing with one `await` in between does not keep up either: the loop takes several
-// microtask hops per event.) `waiting` is pi-ai's EventStream's list of pending reads (a
-// TypeScript private, a plain field at run time); without it, one `await` between events.
-async function produce(stream, events) {
-  const waiting = Array.isArray(stream.waiting) ? stream.waiting : null;
-  for (let i = 0; i < events.length; i++) {
-    if (waiting) {
-      while (waiting.length === 0) await undefined;
-    } else {
-      await undefined;
-    }
-    stream.push(events[i]);
+// Hands the loop each event when it asks for one, as a stream whose next chunk arrives while the
+// loop waits. pi-ai's EventStream keeps the pending reads of its async iterator in `waiting` (a
+// TypeScript private, a plain array at run time); the iterator adds one when its queue is empty,
+// and this stream's `waiting.push` then pushes the next event at once, which resolves that read.
+// The queue stays empty and nothing spins. (Pushing a whole reply at once would leave it in the
+// queue, whose Array.shift() copies what is left: a 10,000-delta reply then costs more per delta
+// than a 1,000-delta one; 50,000 queued events cost 20-30 times more each.) Without `waiting`,
+// the whole reply is pushed at once.
+function feed(stream, events) {
+  const waiting = stream.waiting;
+  if (!Array.isArray(waiting)) {
+    for (let i = 0; i < events.length; i++) stream.push(events[i]);
+    stream.end();
+    return;
   }
-  stream.end();
+  let next = 0;
+  waiting.push = function (read) {
+    const length = Array.prototype.push.call(this, read);
+    if (next < events.length) {
+      stream.push(events[next++]);
+      if (next === events.length) stream.end();
+    }
+    return length;
+  };
 }
 
 function scriptedStreamFn(replies) {
@@ -126,7 +132,7 @@ function scriptedStreamFn(replies) {
   const streamFn = (model, context, options) => {
     const events = replies[next++];
     const stream = createAssistantMessageEventStream();
-    produce(stream, events);
+    feed(stream, events);
     return stream;
   };
   streamFn.calls = () => next;
