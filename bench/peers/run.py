@@ -1,6 +1,6 @@
 """agentcore-fx against the libraries a user would pick instead: one command, one table.
 
-    python bench/peers/run.py            # full run (about 15-20 minutes on 2 cores)
+    python bench/peers/run.py            # full run (15-20 minutes on 2 quiet cores, 35-40 on busy ones)
     python bench/peers/run.py --quick    # fewer repetitions, smaller concurrency (a few minutes)
 
 Creates the benchmark venv on first use (``bench/peers/setup.sh``: ``.venv-bench`` at the repo
