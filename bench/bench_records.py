@@ -974,6 +974,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--profile", action="store_true", help="also cProfile the tool-loop turn")
     args = parser.parse_args(argv)
+    if isinstance(TextContent("x"), msgspec.Struct):
+        sys.exit("bench_records.py compares the frozen-dataclass records of agentcore-fx 0.3.0 with msgspec "
+                 "Structs, and this checkout's records are Structs already (0.4.0 adopted them). To reproduce "
+                 "the evaluation, run it in a checkout of the evaluated code: git worktree add ../agentcore-0.3 "
+                 "939b26f && cd ../agentcore-0.3 && pip install -e . msgspec && python bench/bench_records.py")
     rounds, target = (5, 0.002) if args.quick else (15, 0.005)
     print(f"Python {sys.version.split()[0]}, msgspec {msgspec.__version__}; {rounds} rounds per case\n")
     print_rows(table(rounds, target))
