@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable
 from typing import Any
 
 from agentcore import (

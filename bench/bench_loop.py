@@ -15,8 +15,8 @@ import threading
 import time
 from typing import Any
 
-from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, AssistantMessage, Model, TextContent, ToolCall
-from agentcore import ToolResultMessage, UserMessage
+from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, ToolCall
+from agentcore import ToolResultMessage
 from interpreters import AbortSignal, ScriptedModel, agent_loop, aio, tool
 from interpreters.scripted import Reply
 

@@ -290,7 +290,7 @@ def main() -> int:
             run_case(row, "http_conversation", [20], 21, 1e3, url=server.url)
             calls = concurrent * 21
             row = Row("4", f"HTTP, {concurrent} concurrent convs x 20 turns", "calls/s", higher_is_better=True)
-            rss = Row("4", f"  peak RSS of that process", "MB")
+            rss = Row("4", "  peak RSS of that process", "MB")
             rows += [row, rss]
             run_case(row, "http_concurrent", [concurrent, 20], calls, 1, lib_list=("agentcore-aio", *PEERS),
                      url=server.url, n=1 if opts.quick else 3, warm=0, rss=rss)

@@ -95,7 +95,6 @@ def test_a_ready_call_waits_on_no_id() -> None:
     s, effects = run_until_tools(c1, c2, hooks=frozenset({"before_tool_call"}))
     first = [e for e in effects if e.type == "before_tool_call"]
     assert len(first) == 1
-    from agentcore import BeforeToolCallDecided
     s, effects = step(s, BeforeToolCallDecided(first[0].id, None, 3)).unwrap()
     assert s.phase.slots[0] == ToolSlot(c1, "ready", -1, c1.arguments)
     assert not awaits(s, 1) and not awaits(s, -1)
