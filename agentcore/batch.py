@@ -61,6 +61,8 @@ from .texts import (
     invalid_json_text,
     length_cutoff_text,
     not_found_text,
+    slot_busy_text,
+    slot_not_waiting_text,
     timed_out_text,
 )
 from .tools import AgentToolResult, error_result, validate_arguments
@@ -169,10 +171,10 @@ def problem(batch: RunningTools, inp: ToolAnswer) -> str | None:
     """Why the batch cannot take ``inp`` now (``None`` when it can)."""
     index = slot_of(batch, inp.id)
     if index is None:
-        return f"no tool call is waiting for an answer with id {inp.id}"
+        return slot_not_waiting_text(inp.id)
     step = batch.slots[index].step
     if step not in ANSWERS[type(inp)]:
-        return f"tool call {batch.slots[index].call.id} is {step}, it cannot take {inp.type}"
+        return slot_busy_text(batch.slots[index].call.id, step, inp.type)
     return None
 
 

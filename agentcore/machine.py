@@ -134,10 +134,14 @@ from .stream import (
     ToolCallStartEvent,
 )
 from .texts import (
+    CONTINUE_EMPTY_TEXT,
+    CONTINUE_FROM_ASSISTANT_TEXT,
     NO_ERROR_MESSAGE_TEXT,
     REQUEST_ABORTED_TEXT,
     hook_failed_text,
     not_a_stream_event_text,
+    not_awaited_text,
+    not_expected_text,
     stream_order_text,
     stream_payload_text,
 )
@@ -659,10 +663,10 @@ def _check(s: LoopState, inp: Input) -> str | None:
     phase = s.phase
     if isinstance(inp, Continued):
         if len(s.messages) == 0:
-            return "Cannot continue: no messages in context"
+            return CONTINUE_EMPTY_TEXT
         last = s.messages[-1]
         if getattr(last, "role", None) == "assistant":
-            return "Cannot continue from message role: assistant"
+            return CONTINUE_FROM_ASSISTANT_TEXT
         return None
     input_id = getattr(inp, "id", None)
     if input_id is None:
@@ -670,7 +674,7 @@ def _check(s: LoopState, inp: Input) -> str | None:
     if isinstance(phase, RunningTools):
         return batch.problem(phase, inp)  # type: ignore[arg-type]
     if getattr(phase, "id", None) != input_id:
-        return f"expected an answer for id {getattr(phase, 'id', None)}, got id {input_id}"
+        return not_awaited_text(getattr(phase, "id", None), input_id)
     return None
 
 
@@ -706,7 +710,7 @@ def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect,
                         (Emit(MessageUpdateEvent(event.partial, event)),))
     handler = TRANSITIONS.get((type(phase), type(input)))
     if handler is None:
-        return Rejection(f"{input.type} is not expected while {phase.name}", phase.name, input.type)
+        return Rejection(not_expected_text(input.type, phase.name), phase.name, input.type)
     problem = _check(state, input)
     if problem is not None:
         return Rejection(problem, phase.name, input.type)

@@ -19,11 +19,17 @@ from .stream import arguments_problem
 
 __all__ = [
     "ABORTED_TEXT",
+    "CONTINUE_EMPTY_TEXT",
+    "CONTINUE_FROM_ASSISTANT_TEXT",
     "BLOCKED_TEXT",
     "NO_ERROR_MESSAGE_TEXT",
     "REQUEST_ABORTED_TEXT",
     "STREAM_ENDED_TEXT",
     "hook_failed_text",
+    "not_awaited_text",
+    "not_expected_text",
+    "slot_busy_text",
+    "slot_not_waiting_text",
     "invalid_json_text",
     "length_cutoff_text",
     "not_a_stream_event_text",
@@ -123,3 +129,28 @@ def stream_payload_text(event_type: str, field: str, value: Any) -> str:
 def stream_order_text(event_type: str, problem: str) -> str:
     """A stream event that arrived where the stream protocol does not allow it."""
     return f"Stream protocol error: {event_type} arrived {problem} ({_EXPECTED})"
+
+
+# --------------------------------------------------------------------------- refusals
+#
+# Why ``step`` refused an input (a ``Rejection``'s reason): for interpreters and their tests,
+# never written into a conversation.
+
+CONTINUE_EMPTY_TEXT: Final = "Cannot continue: no messages in context"
+CONTINUE_FROM_ASSISTANT_TEXT: Final = "Cannot continue from message role: assistant"
+
+
+def not_expected_text(input_type: str, phase: str) -> str:
+    return f"{input_type} is not expected while {phase}"
+
+
+def not_awaited_text(awaited: object, got: object) -> str:
+    return f"expected an answer for id {awaited}, got id {got}"
+
+
+def slot_not_waiting_text(id: object) -> str:
+    return f"no tool call is waiting for an answer with id {id}"
+
+
+def slot_busy_text(call_id: str, step: str, input_type: str) -> str:
+    return f"tool call {call_id} is {step}, it cannot take {input_type}"
