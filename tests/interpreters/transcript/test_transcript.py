@@ -606,19 +606,27 @@ def test_secrets_with_characters_json_escapes_are_scrubbed(tmp_path: Path) -> No
     assert any("[REDACTED]" in s for s in strings)
 
 
+HELD_REPLY = "hello there, friend"
+
+
+def stopped_mid_stream(path: Path) -> tuple[Any, TranscriptRecorder, AgentLoopConfig]:
+    """A run recorded into ``path`` and left open at its fourth text delta ("th"): the
+    recorder holds those four deltas as one run, not yet written."""
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel([HELD_REPLY], chunk_size=2),
+                        journal=recorder, clock=clock)
+    for event in stream:
+        if event.type == "message_update" and getattr(event.assistant_message_event, "delta", "") == "th":
+            break
+    return stream, recorder, cfg
+
+
 def test_a_recorder_dropped_mid_stream_writes_the_deltas_it_held(tmp_path: Path) -> None:
     import gc
 
     path = tmp_path / "run.jsonl"
-    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
-    recorder = TranscriptRecorder(path, ctx, cfg)
-    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
-                        journal=recorder, clock=clock)
-    updates = 0
-    for event in stream:
-        updates += event.type == "message_update"
-        if updates == 5:
-            break
+    stream, recorder, _ = stopped_mid_stream(path)
     assert recorder.steps == 7 and '"deltas"' not in path.read_text()  # still held
     enabled = gc.isenabled()
     gc.disable()  # written on the last reference's drop, not by a later collection
@@ -634,14 +642,7 @@ def test_a_recorder_dropped_mid_stream_writes_the_deltas_it_held(tmp_path: Path)
 
 def test_steps_counts_what_the_recorder_has_and_flush_writes_a_held_run(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
-    recorder = TranscriptRecorder(path, ctx, cfg)
-    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
-                        journal=recorder, clock=clock)
-    for event in stream:
-        if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
-            if event.assistant_message_event.delta == "th":
-                break
+    stream, recorder, cfg = stopped_mid_stream(path)
     assert recorder.steps == 7 and read_transcript(path).steps == 3  # four deltas held
     recorder.flush()
     assert recorder.steps == 7 and read_transcript(path).steps == 7
@@ -652,13 +653,7 @@ def test_steps_counts_what_the_recorder_has_and_flush_writes_a_held_run(tmp_path
 
 def test_an_abandoned_stream_writes_what_the_recorder_held(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
-    recorder = TranscriptRecorder(path, ctx, cfg)
-    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
-                        journal=recorder, clock=clock)
-    for event in stream:
-        if event.type == "message_update" and getattr(event.assistant_message_event, "delta", "") == "th":
-            break
+    stream, recorder, cfg = stopped_mid_stream(path)
     assert not any("deltas" in s for s in lines(path)[1:])
     stream.close()  # the recorder is still referenced: the run's close wrote the held run
     assert lines(path)[-1]["deltas"]["text"] == ["he", "ll", "o ", "th"]
@@ -668,14 +663,8 @@ def test_a_recorder_does_not_write_over_a_resume_of_its_run(tmp_path: Path) -> N
     from interpreters.replay import resume
 
     path = tmp_path / "run.jsonl"
-    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m1"))
-    recorder = TranscriptRecorder(path, ctx, cfg)
-    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2),
-                        journal=recorder, clock=clock)
-    for event in stream:
-        if event.type == "message_update" and getattr(event.assistant_message_event, "delta", "") == "th":
-            break  # the stream is left open: its recorder still holds four deltas
-    done = resume(path, cfg, stream_fn=ScriptedModel(["hello there, friend"], chunk_size=2), clock=clock).result()
+    stream, recorder, cfg = stopped_mid_stream(path)
+    done = resume(path, cfg, stream_fn=ScriptedModel([HELD_REPLY], chunk_size=2), clock=clock).result()
     assert done[-1].text == "hello there, friend"
     with pytest.warns(RuntimeWarning, match="was written by another writer since this recorder's last line; "
                                             "its 1 held line\\(s\\) are dropped"):
