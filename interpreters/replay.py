@@ -86,6 +86,7 @@ __all__ = [
     "ReplayResult",
     "fork",
     "llm_request_at",
+    "llm_request_step",
     "replay",
     "replay_llm",
     "areplay_llm",
@@ -477,13 +478,19 @@ def state_at(transcript: Source, step: int) -> LoopState:
 
 def llm_request_at(transcript: Source, step: int) -> CallLlm | None:
     """The model call in force at step ``step``: the last ``CallLlm`` asked for at or before it."""
+    found = llm_request_step(transcript, step)
+    return found[1] if found is not None else None
+
+
+def llm_request_step(transcript: Source, step: int) -> tuple[int, CallLlm] | None:
+    """:func:`llm_request_at` with the step that asked for the call."""
     t = _load(transcript)
     for entry in reversed(t.entries[:step]):
         for i in range(len(entry.effects_json) - 1, -1, -1):
             if entry.effects_json[i].get("type") == "call_llm":
                 effect = entry.effects[i]
                 assert isinstance(effect, CallLlm)
-                return effect
+                return entry.step, effect
     return None
 
 

@@ -224,16 +224,6 @@ def _print_diff(x: Any, y: Any, name_a: str, name_b: str) -> None:
         print(line)
 
 
-def _find_llm_request(t: Any, n: int) -> tuple[int, CallLlm] | None:
-    for entry in reversed(t.entries[:n]):
-        for i in range(len(entry.effects_json) - 1, -1, -1):
-            if entry.effects_json[i].get("type") == "call_llm":
-                effect = entry.effects[i]
-                assert isinstance(effect, CallLlm)
-                return entry.step, effect
-    return None
-
-
 def _http_request(req: CallLlm) -> Any:
     """The HTTP request a provider codec builds for this call (no API key), or ``None``."""
     from agentcore.providers import CODECS
@@ -262,14 +252,14 @@ def _brief(m: Any) -> str:
 
 
 def _cmd_state(args: argparse.Namespace) -> int:
-    from ..replay import state_at
+    from ..replay import llm_request_step, state_at
 
     t = read(args.file)
     n = args.step if args.step >= 0 else t.steps + 1 + args.step
     if not 0 <= n <= t.steps:
         raise UsageError(f"--step {args.step} is not in {args.file} (it has steps 0..{t.steps})")
     state = state_at(t, n)
-    found = _find_llm_request(t, n)
+    found = llm_request_step(t, n)
     if args.json:
         out = {"step": n, "steps": t.steps, "phase": state.phase.name, "state": to_json(state),
                "llm_request": to_json(found[1]) if found else None,
