@@ -26,14 +26,14 @@ agentcore.codec.CodecError: unknown type tag 'nope' at $ (register application t
 
 from __future__ import annotations
 
-import base64 as _base64
-import dataclasses
-import decimal as _decimal
 import enum as _enum
 import json
+import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import msgspec
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
@@ -61,10 +61,12 @@ __all__ = [
     "CodecError",
     "PartialFold",
     "dumps",
+    "encode_bytes",
     "encode_raw",
     "from_json",
     "json_form",
     "loads",
+    "prepared",
     "register",
     "to_json",
     "try_from_json",
@@ -75,10 +77,8 @@ class CodecError(ValueError):
     """A JSON value that does not decode: names the path and the problem."""
 
 
-_Encoder = Callable[[Any, bool], Any]
 _Decoder = Callable[[Mapping[str, Any], str], Any]
 
-_encoders: dict[type, _Encoder] = {}
 _decoders: dict[str, _Decoder] = {}
 _classes: dict[str, type] = {}
 _RESERVED: Final = frozenset({"json", "partial_assistant"})
@@ -105,50 +105,176 @@ def _field_kind(annotation: str) -> str:
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
+# --------------------------------------------------------------------------- encoding
+#
+# One encoder writes every JSON text the library makes: ``msgspec``'s, in C. It writes a record
+# (a tagged struct) as its tagged object by itself; what it cannot know is prepared first, by
+# :func:`_prepare`, which rewrites only the parts that need it:
+#
+# - a registered class that is not a tagged struct (an application's dataclass, a struct
+#   registered under another tag, a record with derived fields) becomes its tagged object;
+# - a partial message becomes ``{"type": "partial_assistant", "message": ...}``, and a stream
+#   block event drops its partial when ``partials=False``;
+# - sets become lists in the order of their JSON text, a plain object with its own ``type`` key
+#   becomes ``{"type": "json", "value": ...}`` (outside free-form fields).
+#
+# Classes that need none of it are *native*: :func:`_prepare` hands them to the encoder as they
+# are, without looking inside (every message, content block and usage of the library is one).
+# Free-form fields (tool arguments, details) are never prepared; the encoder's hook gives the
+# JSON form of what JSON has no type for (:func:`json_form`).
+
+
+class _PartialForm(msgspec.Struct, frozen=True, tag_field="type", tag="partial_assistant"):
+    """How a partial message is written: the message it would be if it ended now."""
+
+    message: Any
+
+
+class _Plan:
+    """How :func:`_prepare` writes one registered class."""
+
+    __slots__ = ("cls", "name", "fields", "walk", "partial", "same_shape", "native")
+
+    def __init__(self, cls: type, name: str, fields: tuple[str, ...], raw: frozenset[str],
+                 partial: str | None, same_shape: bool) -> None:
+        self.cls = cls
+        self.name = name
+        self.fields = fields
+        self.walk = tuple(f for f in fields if f not in raw and f != partial)
+        """The fields whose values may need preparing (not free-form, not the partial)."""
+        self.partial = partial
+        self.same_shape = same_shape
+        """The encoder writes an instance as this plan would (a struct tagged ``name``)."""
+        self.native = False
+        """No instance ever needs preparing (set by :func:`_find_natives`)."""
+
+    def prepare(self, value: Any, partials: bool) -> Any:
+        changes: dict[str, Any] | None = None
+        for f in self.walk:
+            x = getattr(value, f)
+            if type(x) in _native:
+                continue
+            y = _prepare(x, partials)
+            if y is not x:
+                if changes is None:
+                    changes = {}
+                changes[f] = y
+        if changes is None and self.same_shape:
+            return value
+        out: dict[str, Any] = {"type": self.name}
+        for f in self.fields:
+            if f == self.partial:
+                if partials:
+                    out[f] = _prepare(getattr(value, f), partials)
+            elif changes is not None and f in changes:
+                out[f] = changes[f]
+            else:
+                out[f] = getattr(value, f)
+        return out
+
+
+_plans: dict[type, _Plan] = {}
+_native: set[type] = set(_SCALARS)
+"""The classes :func:`_prepare` gives back as they are: scalars and native records."""
+
+
+def _prepare(value: Any, partials: bool) -> Any:
+    """``value`` with what the encoder cannot write by itself rewritten (see above)."""
+    kind = type(value)
+    if kind in _native:
+        return value
+    plan = _plans.get(kind)
+    if plan is not None:
+        return plan.prepare(value, partials)
+    if kind is tuple or kind is list:
+        return _prepare_items(value, partials)
+    if isinstance(value, PVector):
+        return _prepare_items(value.tolist(), partials)
+    if isinstance(value, _stream.PartialAssistantMessage):
+        return _PartialForm(_prepare(value.to_message(), partials))
+    if isinstance(value, Mapping):
+        if "type" in value:
+            # A plain object with its own "type" key must not be read back as a record.
+            return {"type": "json", "value": freeze(value)}
+        return {str(k): _prepare(v, partials) for k, v in value.items()}
+    if isinstance(value, (frozenset, set)):
+        return sorted([_prepare(v, partials) for v in value], key=_json_text)
+    if isinstance(value, _tools.AgentTool):
+        return _prepare(value.spec, partials)
+    raise CodecError(f"cannot encode a {kind.__name__}: register it with agentcore.codec.register")
+
+
+def _prepare_items(items: Any, partials: bool) -> Any:
+    out: list[Any] | None = None
+    native = _native
+    for i, x in enumerate(items):
+        if type(x) in native:
+            continue
+        y = _prepare(x, partials)
+        if y is not x:
+            if out is None:
+                out = list(items)
+            out[i] = y
+    return items if out is None else out
+
+
+def _hook(value: Any) -> Any:
+    """The encoder's hook: what ``msgspec`` has no JSON for by itself."""
+    if type(value) is FrozenDict:
+        return value.as_dict()
+    if isinstance(value, PVector):
+        return value.tolist()
+    if isinstance(value, _enum.Enum):
+        return value.value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return repr(value)
+
+
+_ENCODER: Final = msgspec.json.Encoder(enc_hook=_hook)
+encode_bytes: Final = _ENCODER.encode
+"""Prepared data (or any record that needs no preparing) as compact JSON ``bytes``."""
+_parse: Final = msgspec.json.Decoder().decode
+
+
+def _json_text(value: Any) -> bytes:
+    """The sort key of a set's items: their JSON text, with sorted keys."""
+    return msgspec.json.encode(value, enc_hook=_hook, order="sorted")
+
+
 def encode_raw(value: Any) -> Any:
     """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags."""
     if type(value) in _SCALARS:
         return value
-    if isinstance(value, FrozenDict):
-        return {str(k): encode_raw(v) for k, v in value.items()}
-    if isinstance(value, Mapping):
-        return {str(k): encode_raw(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return [encode_raw(v) for v in value]
-    if is_record(value) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        return to_json(value)
-    return json_form(value)
+    return _parse(_ENCODER.encode(freeze(value)))
 
 
 def json_form(value: Any) -> Any:
     """What JSON cannot hold, as the JSON that stands for it in free-form fields (tool
-    arguments, ``details``): datetimes, dates and times as ISO 8601 text, ``Decimal`` as its
-    exact text, sets as sorted lists, bytes as base64 text, an ``Enum`` as its value, and any other
-    object as its ``repr``. A run keeps the objects; what is encoded (a transcript, the Ray
-    wire) keeps this form, which encodes to itself, so a replay is identical.
+    arguments, ``details``): datetimes, dates and times as RFC 3339 text, ``Decimal`` as its
+    exact text, sets as lists in the order of their items' JSON text, bytes as base64 text, an
+    ``Enum`` as its value, and any other object as its ``repr``. A run keeps the objects; what is
+    encoded (a transcript, the Ray wire) keeps this form, which encodes to itself, so a replay is
+    identical.
 
     >>> import decimal
     >>> json_form(decimal.Decimal("1.10")), json_form({3, 1}), json_form(b"hi")
     ('1.10', [1, 3], 'aGk=')
     """
-    if type(value) in _SCALARS:
-        return value
-    isoformat = getattr(value, "isoformat", None)
-    if callable(isoformat) and not isinstance(value, type):  # datetime, date, time (no clock read)
-        return str(isoformat())
-    if isinstance(value, _decimal.Decimal):
-        return str(value)
-    if isinstance(value, (set, frozenset)):
-        items = [encode_raw(v) for v in value]
-        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return _base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, _enum.Enum):
-        return encode_raw(value.value)
-    if isinstance(value, (int, float, str)):  # subclasses: their plain value
-        return (int if isinstance(value, int) and not isinstance(value, bool) else
-                bool if isinstance(value, bool) else float if isinstance(value, float) else str)(value)
-    return repr(value)
+    return encode_raw(value)
+
+
+def prepared(value: Any, *, partials: bool = True) -> Any:
+    """``value`` ready for :data:`encode_bytes`: what the encoder could not write by itself
+    rewritten, the rest as it is (the same objects). Raises :class:`CodecError` for a value
+    that has no JSON form (an unregistered class)."""
+    return _prepare(value, partials)
 
 
 def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
@@ -166,21 +292,9 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
     if existing is not None and existing is not cls:
         raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
     _classes[name] = cls
+    _add_plan(cls, name, skip)
     fields = [(name, _field_kind(annotation)) for name, annotation in field_annotations(cls).items()
               if name not in skip]
-    scalars = _SCALARS
-
-    def encode(value: Any, partials: bool) -> Any:
-        out: dict[str, Any] = {"type": name}
-        for fname, kind in fields:
-            v = getattr(value, fname)
-            if type(v) in scalars:
-                out[fname] = v
-            elif kind == "raw":
-                out[fname] = encode_raw(v)
-            else:
-                out[fname] = _encode(v, partials)
-        return out
 
     def decode(obj: Mapping[str, Any], path: str) -> Any:
         kwargs: dict[str, Any] = {}
@@ -204,34 +318,48 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
         except TypeError as exc:
             raise CodecError(f"cannot build {name} at {path}: {exc}") from None
 
-    _encoders[cls] = encode
     _decoders[name] = decode
+    _find_natives()
     return cls
 
 
-def _encode(value: Any, partials: bool) -> Any:
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    encoder = _encoders.get(kind)
-    if encoder is not None:
-        return encoder(value, partials)
-    if kind is tuple:
-        return [_encode(v, partials) for v in value]
-    if isinstance(value, _stream.PartialAssistantMessage):
-        return {"type": "partial_assistant", "message": _encode(value.to_message(), partials)}
-    if isinstance(value, (tuple, list, PVector)):
-        return [_encode(v, partials) for v in value]
-    if isinstance(value, (frozenset, set)):
-        return sorted(_encode(v, partials) for v in value)
-    if isinstance(value, Mapping):
-        if "type" in value:
-            # A plain object with its own "type" key must not be read back as a record.
-            return {"type": "json", "value": encode_raw(value)}
-        return {str(k): _encode(v, partials) for k, v in value.items()}
-    if isinstance(value, _tools.AgentTool):
-        return _encode(value.spec, partials)
-    raise CodecError(f"cannot encode a {type(value).__name__}: register it with agentcore.codec.register")
+def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None = None) -> None:
+    annotations = field_annotations(cls)
+    fields = tuple(f for f in annotations if f not in skip)
+    raw = frozenset(f for f, a in annotations.items() if _field_kind(a) == "raw")
+    config = getattr(cls, "__struct_config__", None)
+    same_shape = (config is not None and config.tag_field == "type" and config.tag == name and not skip
+                  and partial is None and getattr(cls, "__struct_encode_fields__", ()) == fields)
+    _native.discard(cls)
+    _plans[cls] = _Plan(cls, name, fields, raw, partial, same_shape)
+
+
+def _find_natives() -> None:
+    """Mark native the plans whose every prepared field has a type that never needs preparing."""
+    changed = True
+    while changed:
+        changed = False
+        for cls, plan in _plans.items():
+            if plan.native or not plan.same_shape:
+                continue
+            try:
+                hints = typing.get_type_hints(cls)
+            except Exception:  # an annotation that does not resolve: prepared field by field
+                continue
+            if all(_native_type(hints.get(f, Any)) for f in plan.walk):
+                plan.native = changed = True
+                _native.add(cls)
+
+
+def _native_type(tp: Any) -> bool:
+    if tp in _SCALARS or tp is FrozenDict or tp is type(None):
+        return True
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return True
+    if origin is typing.Union or origin is types.UnionType or origin is tuple:
+        return all(a is Ellipsis or _native_type(a) for a in typing.get_args(tp))
+    return isinstance(tp, type) and tp in _native
 
 
 def _decode(value: Any, path: str) -> Any:
@@ -260,7 +388,7 @@ def _decode(value: Any, path: str) -> Any:
 def to_json(value: Any, *, partials: bool = True) -> Any:
     """Encode ``value`` as JSON-compatible data. ``partials=False`` drops the partial message
     of stream delta/block events (see :class:`PartialFold`)."""
-    return _encode(value, partials)
+    return _parse(_ENCODER.encode(_prepare(value, partials)))
 
 
 def from_json(data: Any) -> Any:
@@ -277,8 +405,8 @@ def try_from_json(data: Any) -> Result[Any, str]:
 
 
 def dumps(value: Any, *, partials: bool = True) -> str:
-    """``to_json`` then compact JSON text (one line, UTF-8 kept)."""
-    return json.dumps(to_json(value, partials=partials), ensure_ascii=False, separators=(",", ":"))
+    """``to_json`` as compact JSON text (one line, UTF-8 kept)."""
+    return _ENCODER.encode(_prepare(value, partials)).decode("utf-8")
 
 
 def loads(text: str) -> Any:
@@ -297,16 +425,10 @@ _BLOCK_EVENTS: Final = _stream.BLOCK_EVENTS
 
 def _register_block_event(cls: type) -> None:
     name = _tag_of(cls)
+    _classes[name] = cls
+    _add_plan(cls, name, (), partial="partial")
     fields = [name for name in record_fields(cls) if name != "partial"]
     required = [name for name in required_fields(cls) if name != "partial"]
-
-    def encode(value: Any, partials: bool) -> Any:
-        out: dict[str, Any] = {"type": name}
-        for fname in fields:
-            out[fname] = _encode(getattr(value, fname), partials)
-        if partials:
-            out["partial"] = _encode(value.partial, partials)
-        return out
 
     def decode(obj: Mapping[str, Any], path: str) -> Any:
         kwargs = {f: _decode(obj[f], f"{path}.{f}") for f in fields if f in obj}
@@ -317,7 +439,6 @@ def _register_block_event(cls: type) -> None:
         kwargs["partial"] = _decode(partial, f"{path}.partial") if partial is not None else None
         return cls(**kwargs)
 
-    _encoders[cls] = encode
     _decoders[name] = decode
 
 
@@ -437,7 +558,7 @@ _BLOCK_EVENT_TYPES: Final = frozenset(_BLOCK_EVENTS)
 def _register_module(module: Any) -> None:
     for name in getattr(module, "__all__", ()):
         obj = getattr(module, name)
-        if is_record_class(obj) and obj not in _encoders:
+        if is_record_class(obj) and obj not in _plans:
             if obj in _BLOCK_EVENTS or obj in (_tools.AgentTool, _config.AgentLoopConfig, _llm.StreamOptions,
                                                _stream.PartialAssistantMessage, _state.RunState):
                 continue

@@ -3,7 +3,8 @@
 JSON-like payloads that enter the core (tool arguments, tool result details, hook payloads) are
 frozen once, at the boundary, so that nothing held in the state can be mutated behind the core's
 back. Objects become :class:`FrozenDict` (insertion ordered, hashable, read-only), arrays become
-tuples. :func:`thaw` gives plain ``dict``/``list`` values back for code that wants to mutate or
+tuples, and sets (which JSON has not) tuples in the order of their items' JSON text, so that they
+encode the same in every process. :func:`thaw` gives plain ``dict``/``list`` values back for code that wants to mutate or
 for validators that insist on ``dict``.
 
 >>> args = freeze({"a": [1, {"b": 2}]})
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, Mapping
 from typing import Any, Final, final
+
+import msgspec
 
 __all__ = ["FrozenDict", "JSON", "MAX_JSON_DEPTH", "depth_exceeds", "freeze", "thaw"]
 
@@ -54,6 +57,10 @@ class FrozenDict(Mapping[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The dict that holds the items (not a copy: never change it), for encoders."""
+        return self._data
 
     def items(self) -> ItemsView[str, Any]:
         """The items, in order (the underlying dict's view: read-only, as fast as a dict's)."""
@@ -205,7 +212,22 @@ def _freeze(value: Any, budget: int) -> Any:
         return value
     if kind is list:
         return tuple([_freeze(v, budget) for v in value])
+    if kind is set or kind is frozenset:
+        return _sorted_set(value, budget)
     return value
+
+
+def _sorted_set(value: Any, budget: int) -> tuple[Any, ...]:
+    """A set as JSON has it: a tuple of its frozen items, in the order of their JSON text."""
+    return tuple(sorted([_freeze(v, budget) for v in value], key=_set_key))
+
+
+def _set_key(value: Any) -> bytes:
+    return msgspec.json.encode(value, enc_hook=_plain, order="sorted")
+
+
+def _plain(value: Any) -> Any:
+    return value._data if type(value) is FrozenDict else repr(value)
 
 
 def _freeze_deep(value: Any) -> Any:

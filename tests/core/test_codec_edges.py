@@ -430,7 +430,7 @@ class Ratio(float):
 
 
 @pytest.mark.parametrize(("value", "form"), [
-    (datetime.datetime(2024, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc), "2024-05-06T07:08:09+00:00"),
+    (datetime.datetime(2024, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc), "2024-05-06T07:08:09Z"),
     (datetime.date(2024, 5, 6), "2024-05-06"),
     (datetime.time(7, 8), "07:08:00"),
     (Decimal("1.10"), "1.10"),

@@ -175,10 +175,10 @@ def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: 
     ctx, cfg = AgentContext("", [], [report]), AgentLoopConfig(model=MODEL)
     _, messages = flavour.record(path, "go", ctx, cfg, ScriptedModel([Reply(tool_calls=(("report", {}),)), "ok"]))
     assert messages[-1].text == "ok" and messages[2].details["thing"] is details["thing"]  # the run keeps them
-    assert ('{"when":"2026-12-01T20:05:00+00:00","amount":"1.10","tags":["a","b"],"raw":"AAE=",'
+    assert ('{"when":"2026-12-01T20:05:00Z","amount":"1.10","tags":["a","b"],"raw":"AAE=",'
             '"colour":"red","thing":"Opaque(42)"}') in path.read_text()
     result = replay(path)
     assert result.finished and result.messages[-1] == messages[-1]
-    assert dict(result.messages[2].details) == {"when": "2026-12-01T20:05:00+00:00", "amount": "1.10",
+    assert dict(result.messages[2].details) == {"when": "2026-12-01T20:05:00Z", "amount": "1.10",
                                                 "tags": ("a", "b"), "raw": "AAE=", "colour": "red",
                                                 "thing": "Opaque(42)"}
