@@ -50,7 +50,6 @@ from . import tools as _tools
 from .frozen import FrozenDict, freeze
 from .records import (
     field_annotations,
-    is_record,
     is_record_class,
     record_fields,
     replace,
@@ -174,7 +173,7 @@ class _Plan:
 
 
 _plans: dict[type, _Plan] = {}
-_native: set[type] = set(_SCALARS)
+_native: set[type] = {str, int, float, bool, type(None)}
 """The classes :func:`_prepare` gives back as they are: scalars and native records."""
 
 

@@ -28,7 +28,7 @@ from agentcore import (
     __version__,
     initial_state,
 )
-from agentcore.codec import to_json
+from agentcore.codec import encode_bytes, prepared
 from agentcore.config import hooks_set
 from agentcore.effects import Emit, RunEnded
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
@@ -38,7 +38,7 @@ from agentcore.stream import PartialAssistantMessage, StartEvent
 from ..clock import now_ms
 from ..driver import Journal
 from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
-from .encode import EffectEncoder, SHAPES_OK
+from .encode import EffectEncoder
 from .format import (
     DELTA_LINE,
     DELTAS,
@@ -67,12 +67,12 @@ def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, 
         "version": VERSION,
         "library_version": __version__,
         "created_at": created_at,
-        "model": to_json(state.model),
+        "model": prepared(state.model),
         "system_prompt": state.system_prompt,
-        "tools": to_json(state.tools),
+        "tools": prepared(state.tools),
         "hooks": hooks,
         "interpreter": interpreter,
-        "initial_state": to_json(state),
+        "initial_state": prepared(state),
     }
 
 
@@ -155,10 +155,6 @@ class TranscriptRecorder(Journal):
         self._file: Any = None
         self._buffer: list[str] = []
         self._offset = 0
-        self.fast = SHAPES_OK
-        """Build each line from the text of its parts (the hot path). ``False`` dumps the codec's
-        JSON of the whole line instead: the reference the fast path is tested against, and what
-        a library whose core records changed their fields falls back to."""
         self._run: _DeltaRun | None = None
         self._runs = True
         self._size = 0
@@ -193,12 +189,11 @@ class TranscriptRecorder(Journal):
         self._buffer = []
         self._offset = base_step
         self._header = None
-        self.fast = SHAPES_OK
         self._run = None
         self._runs = version >= 2
         self._size = os.fstat(self._file.fileno()).st_size
         self._closed = False
-        self._write(compact_json(marker) + "\n", now=True)
+        self._write(encode_bytes(marker).decode("utf-8") + "\n", now=True)
         return self
 
     # -- the Journal protocol
@@ -247,20 +242,9 @@ class TranscriptRecorder(Journal):
             self._open()
         held = self._end_run() if self._run is not None else ""  # written with this step's line
         n = self._steps = self._offset + step
-        if self.fast:
-            encoder = self.encoder
-            memo = encoder.memo
-            memo.dirty = False
-            enc = encoder.effect_text
-            line = '{"step":%d,"input":%s,"effects":[%s]}\n' % (
-                n, encoder.input_text(input, header), ",".join([enc(e) for e in effects]))
-            # Every part of the line was checked for key hints once, when its text was made
-            # (``memo.dirty``); a hint cannot straddle two parts (they meet at JSON punctuation),
-            # so a clean line is one ``scrub`` would leave as it is, unless it holds a known secret.
-            if memo.dirty or self._holds_secret(line):
-                line = scrub_json(line, self.secrets)
-        else:
-            line = scrub_json(self._reference_line(n, input, effects, header), self.secrets)
+        line = self.encoder.line(n, input, effects, header)
+        if hinted(line) or self._holds_secret(line):
+            line = scrub_json(line, self.secrets)
         end_of_turn = False
         if self.flush_mode == "turn":
             for e in effects:
@@ -322,13 +306,6 @@ class TranscriptRecorder(Journal):
                                 listed, at, digest)
         return line
 
-    def _reference_line(self, n: int, input: Input, effects: Sequence[Effect], header: Any = None) -> str:
-        """A step line built the plain way: the codec's JSON data, dumped whole (the fast path
-        must give exactly this)."""
-        enc = self.encoder.encode
-        return '{"step":%d,"input":%s,"effects":%s}\n' % (
-            n, compact_json(self.encoder.input(input, header)), compact_json([enc(e) for e in effects]))
-
     def _holds_secret(self, line: str) -> bool:
         for secret in self.secrets:
             if secret in line:
@@ -341,7 +318,7 @@ class TranscriptRecorder(Journal):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = _locked(self.path, truncate=True)
         header = _header(self._state, self._config, interpreter, now_ms())
-        self._write(compact_json(header) + "\n", now=True)
+        self._write(encode_bytes(header).decode("utf-8") + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:
         self._put(scrub_json(line, self.secrets), now=now)

@@ -495,21 +495,15 @@ def _records() -> list[Any]:
 
 
 @pytest.mark.parametrize("index", range(len(_records())))
-def test_fast_text_matches_the_codec(index: int) -> None:
-    from interpreters.transcript import Memo, compact_json
+def test_the_memo_s_text_is_the_codec_s(index: int) -> None:
+    from interpreters.transcript import Memo
 
     value = _records()[index]
     memo = Memo()
-    expected = compact_json(to_json(value, partials=False))
-    assert memo.text(value) == expected
-    assert memo.text(value) == expected  # from the memo
-    assert memo.history_text(value) == expected
-
-
-def test_fast_encoders_know_the_core_records() -> None:
-    from interpreters.transcript.encode import SHAPES_OK
-
-    assert SHAPES_OK  # a core record changed its fields: update the fast encoders
+    text = memo.raw(value)
+    assert json.loads(bytes(text)) == to_json(value, partials=False)
+    assert memo.raw(value) is text  # made once
+    assert memo.history(value) is text and memo.history(value) is text
 
 
 def test_hint_check_is_the_hint_list() -> None:
@@ -521,43 +515,54 @@ def test_hint_check_is_the_hint_list() -> None:
         assert hinted(s) == any(h in s for h in KEY_HINTS), s
 
 
-def _record_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[Any], tools: list[Any] | None = None,
-                 secrets: tuple[str, ...] = (), **config: Any) -> tuple[str, str]:
+def _record_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replies: list[Any],
+                  tools: list[Any] | None = None, secrets: tuple[str, ...] = (), **config: Any) -> Path:
     import interpreters.transcript.recorder as recorder_module
 
     monkeypatch.setattr(recorder_module, "now_ms", lambda: 1)
-    texts = []
-    for fast in (True, False):
-        path = tmp_path / f"{fast}.jsonl"
-        ctx = AgentContext("Be exact. ☃", [], tools or [add_text])
-        cfg = AgentLoopConfig(model=Model(id="m1"), **config)
-        recorder = TranscriptRecorder(path, ctx, cfg, secrets=secrets)
-        recorder.fast = fast
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("Be exact. \u2603", [], tools or [add_text])
+    cfg = AgentLoopConfig(model=Model(id="m1"), **config)
+    with TranscriptRecorder(path, ctx, cfg, secrets=secrets) as recorder:
         run_agent_loop("1 + 2?", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(replies),
                        journal=recorder, clock=clock)
-        recorder.close()
-        texts.append(path.read_text())
-    return texts[0], texts[1]
+    return path
 
 
 @pytest.mark.parametrize("scenario", ["tools", "text", "hooks", "thinking"])
-def test_fast_lines_are_the_plain_encoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
+def test_every_line_is_the_codec_s_json_of_its_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   scenario: str) -> None:
+    from interpreters.transcript import expand
+
     config: dict[str, Any] = {}
     replies: list[Any] = [tool_call("add", {"a": 1, "b": 2}), tool_call("add", {"a": 3, "b": 4}), "It is 3 and 7."]
     if scenario == "text":
-        replies = ["é" * 300]
+        replies = ["\u00e9" * 300]
     elif scenario == "hooks":
         config = {"before_tool_call": lambda c, s: None, "should_stop_after_turn": lambda c: False,
                   "transform_context": lambda messages, signal: messages}
     elif scenario == "thinking":
-        config = {"tool_execution": "sequential"}  # parallel tools may finish in either order
+        config = {"tool_execution": "sequential"}
         replies = [Reply(text="hi \"there\"\n", thinking="hmm", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}),
                                                                            ScriptedCall("add", {"a": 2, "b": 2})]), "ok"]
-    fast, plain = _record_both(tmp_path, monkeypatch, replies, **config)
-    assert fast == plain
+    path = _record_lines(tmp_path, monkeypatch, replies, **config)
+    t = read_transcript(path)
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["initial_state"] == to_json(t.initial_state)
+    updates = 0
+    for entry in t:
+        line = json.loads(entry.text)
+        assert line["input"] == to_json(entry.input, partials=False)
+        for written, effect in zip(entry.effects_json, entry.effects, strict=True):
+            if written["type"] == "emit" and written["event"]["type"] == "message_update":
+                updates += 1
+                continue
+            assert expand(written) == to_json(effect, partials=False)
+    assert updates > 0
+    assert replay(path).finished
 
 
-def test_fast_lines_scrub_like_the_plain_encoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lines_are_scrubbed_of_every_secret_and_still_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = [f"key {SECRET} and sk-short", "BeArEr abcdefghijklmnopqrstuvwxyz", "custom-secret-value"]
 
     @tool
@@ -567,11 +572,12 @@ def test_fast_lines_scrub_like_the_plain_encoding(tmp_path: Path, monkeypatch: p
 
     replies = [tool_call("leak", {"x": 1}), tool_call("leak", {"x": 2}), tool_call("leak", {"x": 3}),
                f"done, ghp_{'a' * 36} and custom-secret-value"]
-    fast, plain = _record_both(tmp_path, monkeypatch, replies, tools=[leak], secrets=("custom-secret-value",),
-                               api_key="another-known-key")
-    assert fast == plain
-    assert SECRET not in fast and "custom-secret-value" not in fast and "ghp_" + "a" * 36 not in fast
-    assert "[REDACTED]" in fast
+    path = _record_lines(tmp_path, monkeypatch, replies, tools=[leak], secrets=("custom-secret-value",),
+                         api_key="another-known-key")
+    text = path.read_text()
+    assert SECRET not in text and "custom-secret-value" not in text and "ghp_" + "a" * 36 not in text
+    assert text.count("[REDACTED]") >= 4
+    assert replay(path).finished
 
 
 def test_secrets_with_characters_json_escapes_are_scrubbed(tmp_path: Path) -> None:
