@@ -143,7 +143,7 @@ from .tools import (
     validate_arguments,
 )
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 __all__ = [
     "Record",

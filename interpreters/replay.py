@@ -339,6 +339,7 @@ class Comparator:
         scrubbed the recording's, so a secret a live tool prints again is not a difference."""
         self.encoder = EffectEncoder(digests=False)  # check() digests the updates (in segments)
         self.digests = transcript.version >= DIGESTS_VERSION
+        self.version = transcript.version
         self.pending: list[MessageUpdateEvent] = []
         """The updates emitted since the last recorded digest, from step ``pending_from`` on."""
         self.pending_from = 0
@@ -374,7 +375,7 @@ class Comparator:
                     mine: Any = recorded[i] if i < len(recorded) else None
                     if is_update(mine) and "digest" in mine["event"]:
                         encoded[i] = {"type": "emit", "event": {
-                            "type": "message_update", "digest": update_digest(self.pending, self.secrets)}}
+                            "type": "message_update", "digest": update_digest(self.pending, self.secrets, version=self.version)}}
                         segments[i] = (self.pending_from, self.pending)
                         self.pending = []
         base = self.turn

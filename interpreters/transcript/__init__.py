@@ -20,6 +20,7 @@ Every public name of the four modules is importable from here.
 from .encode import EffectEncoder, Memo, encode_input
 from .format import (
     DIGESTS_VERSION,
+    ENCODER_DIGESTS_VERSION,
     FORMAT,
     READABLE_VERSIONS,
     VERSION,
@@ -35,6 +36,7 @@ from .recorder import TranscriptRecorder, record_to
 
 __all__ = [
     "DIGESTS_VERSION",
+    "ENCODER_DIGESTS_VERSION",
     "EffectEncoder",
     "Entry",
     "FORMAT",

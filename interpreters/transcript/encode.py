@@ -46,7 +46,7 @@ from agentcore.inputs import StreamEventReceived
 from agentcore.records import replace
 from agentcore.stream import DoneEvent
 
-from .format import UPDATE, update_digest
+from .format import UPDATE, VERSION, update_digest
 
 __all__ = [
     "EffectEncoder",
@@ -150,15 +150,17 @@ class EffectEncoder:
     """Give each ``message_update`` its digest (:func:`update_digest`): from version 4 on."""
     secrets: Sequence[str] = ()
     """What the digests are scrubbed of (the recorder's secrets)."""
+    version: int = VERSION
+    """The format version of the transcript written (it says how digests are made)."""
 
     def copy(self) -> EffectEncoder:
-        return EffectEncoder(dict(self.previous), self.memo, self.digests, self.secrets)
+        return EffectEncoder(dict(self.previous), self.memo, self.digests, self.secrets, self.version)
 
     def update(self, update: MessageUpdateEvent) -> Any:
         """A ``message_update`` effect as the transcript keeps it."""
         if not self.digests:
             return UPDATE
-        return {"type": "emit", "event": {"type": "message_update", "digest": update_digest([update], self.secrets)}}
+        return {"type": "emit", "event": {"type": "message_update", "digest": update_digest([update], self.secrets, version=self.version)}}
 
     def event(self, event: Any) -> Any:
         kind = type(event)

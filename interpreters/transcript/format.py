@@ -20,7 +20,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
-from agentcore.codec import to_json
+from agentcore.codec import encode_bytes, prepared, to_json
 from agentcore.events import MessageUpdateEvent
 from agentcore.stream import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
 
@@ -30,6 +30,7 @@ __all__ = [
     "DELTAS",
     "DELTA_LINE",
     "DIGESTS_VERSION",
+    "ENCODER_DIGESTS_VERSION",
     "FORMAT",
     "FlushMode",
     "READABLE_VERSIONS",
@@ -47,10 +48,13 @@ __all__ = [
 ]
 
 FORMAT: Final = "agentcore-fx"
-VERSION: Final = 4
-READABLE_VERSIONS: Final = (1, 2, 3, 4)
+VERSION: Final = 5
+READABLE_VERSIONS: Final = (1, 2, 3, 4, 5)
 DIGESTS_VERSION: Final = 4
 """The first version whose ``message_update`` effects carry digests (see :func:`update_digest`)."""
+ENCODER_DIGESTS_VERSION: Final = 5
+"""The first version whose update digests hash the codec's own JSON text (version 4 hashed the
+``json`` module's, which writes some numbers differently: ``1.5e-05`` for ``0.000015``)."""
 
 FlushMode = Literal["entry", "turn"]
 
@@ -119,7 +123,8 @@ def _header_json(header: Any) -> Any:
     return data
 
 
-def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] | None = None) -> str:
+def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] | None = None, *,
+                  version: int = VERSION) -> str:
     """The digest a transcript keeps for consecutive ``message_update`` effects.
 
     An update is its stream event and the partial message the core folded it into. The digest
@@ -128,7 +133,8 @@ def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] 
     same block are digested as one run (:func:`delta_run_digest`); any other updates, one by one
     in order. The partial's blocks are not covered: a replay folds them from the same recorded
     events. ``secrets``: scrub the digested text as the recorder scrubs its lines (``None``: it
-    is digested as it is, because it was read from a scrubbed transcript).
+    is digested as it is, because it was read from a scrubbed transcript). ``version``: the
+    transcript's (a version-4 file's digests hash the ``json`` module's text of the same JSON).
 
     >>> from agentcore import MessageUpdateEvent
     >>> from agentcore.stream import PartialAssistantMessage
@@ -145,6 +151,9 @@ def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] 
     kind = type(first)
     if kind in DELTAS and all(type(e) is kind and e.content_index == first.content_index for e in events):
         text = '["%s",%d,%s]' % (first.type, first.content_index, compact_json([e.delta for e in events]))
+    elif version >= ENCODER_DIGESTS_VERSION:
+        text = encode_bytes([[prepared(e, partials=False), prepared(getattr(u.message, "header", None))]
+                             for e, u in zip(events, updates)]).decode("utf-8")
     else:
         text = compact_json([[to_json(e, partials=False), _header_json(getattr(u.message, "header", None))]
                              for e, u in zip(events, updates)])

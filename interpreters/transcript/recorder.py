@@ -180,7 +180,7 @@ class TranscriptRecorder(Journal):
         self.interpreter = None
         self.secrets = known_secrets(config, secrets)
         self.encoder = encoder
-        encoder.secrets, encoder.digests = self.secrets, version >= DIGESTS_VERSION
+        encoder.secrets, encoder.digests, encoder.version = self.secrets, version >= DIGESTS_VERSION, version
         self._steps = base_step
         self._state = None
         self._config = config

@@ -11,16 +11,35 @@ from agentcore import AgentContext, AgentLoopConfig, Model
 from flavours import SYNC
 from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
-from interpreters.transcript import VERSION, read_transcript
+from interpreters.transcript import VERSION, read_transcript, update_digest
 
 DATA = Path(__file__).parents[2] / "data"
 
 
-def test_this_library_writes_version_4(tmp_path: Path) -> None:
+def test_this_library_writes_version_5(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
     SYNC.record(path, "hi", ctx, cfg, ScriptedModel(["hello"]))
-    assert VERSION == 4 and read_transcript(path).version == 4
+    assert VERSION == 5 and read_transcript(path).version == 5
+
+
+def test_a_version_4_run_replays_identically_with_its_json_module_digests() -> None:
+    # Recorded by agentcore-fx 0.4.0: streamed thinking, text and a tool call with usage whose
+    # costs the json module writes as 1.5e-05 (the codec as 0.000015); its update digests hash
+    # the json module's text.
+    t = read_transcript(DATA / "v4-streamed-tools-with-costs.jsonl")
+    assert t.version == 4 and t.header["library_version"] == "0.4.0"
+    digested = [(entry, i) for entry in t for i, e in enumerate(entry.effects_json)
+                if e.get("event", {}).get("type") == "message_update" and "digest" in e["event"]]
+    assert len(digested) == 12
+    result = replay(t)
+    assert result.finished and result.messages[-1].text == "2 + 3 = 5"
+    assert result.messages[1].usage.cost.input == 1.5e-05  # type: ignore[union-attr]
+    # Hashed as version 5 does, the digest of an update whose header carries those costs differs.
+    entry, i = next((entry, i) for entry, i in digested if entry.input.event.type == "toolcall_end")
+    update = entry.effects[i].event  # type: ignore[attr-defined]
+    recorded = entry.effects_json[i]["event"]["digest"]
+    assert update_digest([update], version=4) == recorded != update_digest([update], version=5)
 
 
 def test_a_version_2_run_the_turn_order_does_not_touch_replays_identically() -> None:
