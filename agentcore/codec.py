@@ -334,7 +334,8 @@ def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None =
 
 
 def _find_natives() -> None:
-    """Mark native the plans whose every prepared field has a type that never needs preparing."""
+    """Mark native the plans whose every prepared field has a type that never needs preparing,
+    and find the native classes ``msgspec`` can decode by itself (:data:`_typed`)."""
     changed = True
     while changed:
         changed = False
@@ -348,6 +349,22 @@ def _find_natives() -> None:
             if all(_native_type(hints.get(f, Any)) for f in plan.walk):
                 plan.native = changed = True
                 _native.add(cls)
+    decodable: set[type] = set()
+    changed = True
+    while changed:
+        changed = False
+        for cls, plan in _plans.items():
+            if cls in decodable or not plan.native:
+                continue
+            raw = [f for f in plan.fields if f not in plan.walk]
+            if raw and "__post_init__" not in cls.__dict__:
+                continue  # its free-form fields would stay unfrozen
+            hints = typing.get_type_hints(cls)
+            if all(_decodable_type(hints.get(f, Any), decodable) for f in plan.walk):
+                decodable.add(cls)
+                changed = True
+    _typed.clear()
+    _typed.update({plan.name: cls for cls, plan in _plans.items() if cls in decodable})
 
 
 def _native_type(tp: Any) -> bool:
@@ -359,6 +376,26 @@ def _native_type(tp: Any) -> bool:
     if origin is typing.Union or origin is types.UnionType or origin is tuple:
         return all(a is Ellipsis or _native_type(a) for a in typing.get_args(tp))
     return isinstance(tp, type) and tp in _native
+
+
+def _decodable_type(tp: Any, decodable: set[type]) -> bool:
+    if isinstance(tp, type) and tp in _plans:
+        return tp in decodable
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType or origin is tuple:
+        return all(a is Ellipsis or _decodable_type(a, decodable) for a in typing.get_args(tp))
+    return _native_type(tp)
+
+
+_typed: dict[str, type] = {}
+"""Tag → native record class whose every field ``msgspec`` decodes by itself (in C): messages,
+content, usage, most inputs. Free-form JSON fields are frozen by the class's ``__post_init__``."""
+
+
+def _dec_hook(cls: type, value: Any) -> Any:
+    if cls is FrozenDict:
+        return freeze(value)
+    raise NotImplementedError(cls)
 
 
 def _decode(value: Any, path: str) -> Any:
@@ -375,6 +412,12 @@ def _decode(value: Any, path: str) -> Any:
             blocks = tuple(message.content)
             return _stream.PartialAssistantMessage(replace(message, content=()), blocks,
                                                    (None,) * len(blocks))
+        typed = _typed.get(tag) if isinstance(tag, str) else None
+        if typed is not None:
+            try:
+                return msgspec.convert(value, typed, dec_hook=_dec_hook)
+            except msgspec.ValidationError:
+                pass  # the field-by-field decoder is lenient, and words the error
         decoder = _decoders.get(tag) if isinstance(tag, str) else None
         if decoder is None:
             raise CodecError(

@@ -92,11 +92,18 @@ _EXPECTED: Final = "expected start first, then content block events, then done o
 
 
 def _kind(value: Any) -> str:
-    """``a dict``, ``an int``, ``None``."""
+    """``a dict``, ``an int``, ``a UserMessage``, ``None``."""
     if value is None:
         return "None"
     name = type(value).__name__
-    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+    return f"an {name}" if _vowel_sound(name.lower()) else f"a {name}"
+
+
+def _vowel_sound(word: str) -> bool:
+    """Whether ``word`` starts with a vowel sound (a "u" read "you" does not: usage, unit)."""
+    if word[:1] == "u":
+        return not (word[1:2] in ("s", "u") or (word[1:2] == "n" and word[2:3] in ("a", "e", "i", "o", "u")))
+    return word[:1] in ("a", "e", "i", "o")
 
 
 def _shown(value: Any) -> str:

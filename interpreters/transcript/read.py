@@ -9,6 +9,7 @@ naming the line. Recorded effects stay JSON as written (``$seq`` history deltas 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import typing
@@ -191,6 +192,20 @@ def _parse_line(raw: bytes, text: str) -> Any:
 
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
+    """Parse a transcript's bytes (what :func:`read_transcript` does once it has read them)."""
+    # Reading builds many small objects that all live on; the cyclic garbage collector would
+    # traverse them again and again as they pile up (half the time of a long transcript's read),
+    # and there is no cycle to find among them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(data, path)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse(data: bytes, path: Path | None) -> Transcript:
     lines = data.split(b"\n")
     torn = False
     size = len(data)
@@ -201,7 +216,7 @@ def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
         size -= len(lines[-1])
         warnings.warn(
             f"{path or 'transcript'}: line {len(lines)} is torn (no newline at the end: the run "
-            "stopped while writing it); it is ignored", RuntimeWarning, stacklevel=3)
+            "stopped while writing it); it is ignored", RuntimeWarning, stacklevel=4)
         lines.pop()
     if not lines:
         raise _fail(1, "empty file: not an agentcore-fx transcript")
@@ -340,6 +355,11 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
         raise _fail(lineno, f"cannot decode the input: {exc}") from None
 
 
+_HISTORY_EFFECTS: Final = frozenset({"call_llm", "transform_context", "convert_to_llm", "before_tool_call",
+                                      "after_tool_call", "prepare_next_turn", "should_stop_after_turn"})
+"""The effects whose histories the recorder writes as ``$seq`` deltas (:class:`~.encode.EffectEncoder`)."""
+
+
 def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """Replace each ``$seq`` delta by a :class:`SeqDelta` knowing its whole history, in order;
     returns the new last-history-per-key map (copied on write: each entry keeps its own)."""
@@ -359,18 +379,16 @@ def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any
         seqs[key] = out.full
         return out
 
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if isinstance(x, dict) and "$seq" in x:
+    def walk(v: dict[str, Any]) -> None:
+        # A history delta is always the value of an object's key (never an array item).
+        for k, x in v.items():
+            if type(x) is dict:
+                if "$seq" in x:
                     v[k] = delta(x)
                 else:
                     walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
 
     for item in value:
-        if isinstance(item, dict) and item.get("type") != "emit":
+        if type(item) is dict and item.get("type") in _HISTORY_EFFECTS:
             walk(item)
     return seqs

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from pyrsistent import pvector
 from returns.result import Failure
 
@@ -65,7 +66,7 @@ from agentcore.events import (
     TurnEndEvent,
 )
 from agentcore.inputs import ToolTimedOut
-from agentcore.messages import ToolResultMessage
+from agentcore.messages import ToolResultMessage, Usage
 from agentcore.state import AwaitingNextTurn, AwaitingSteering, Finished
 from agentcore.texts import (
     ABORTED_TEXT,
@@ -490,3 +491,11 @@ def test_an_abort_in_a_parallel_batch_stops_the_calls_that_were_ready_to_run() -
     assert not any(isinstance(e, ExecuteTool) for e in fx)
     assert isinstance(s.phase, Finished)
     assert [m.is_error for m in s.run.messages[2:]] == [True, True]
+
+
+@pytest.mark.parametrize(("item", "kind"), [
+    (UserMessage("x"), "a UserMessage"), (Usage(), "a Usage"), (3, "an int"), (object(), "an object"),
+    ({}, "a dict"), (None, "None"),
+])
+def test_a_stream_item_s_kind_is_named_with_its_article(item: Any, kind: str) -> None:
+    assert not_a_stream_event_text(item).startswith(f"Stream protocol error: the stream function yielded {kind}")

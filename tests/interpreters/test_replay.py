@@ -455,8 +455,8 @@ def test_a_recorded_input_damaged_inside_is_named_by_its_line(tmp_path: Path) ->
     path = tmp_path / "r.jsonl"
     record_sums(path)
     done = entry_of(path, lambda e: e.input_json.get("event", {}).get("type") == "done")
-    edit(path, done.line, lambda o: o["input"]["event"]["message"].pop("type"))  # a plain mapping now
+    edit(path, done.line, lambda o: o["input"]["event"]["message"].update(type="user"))  # another record now
     with pytest.raises(TranscriptError) as info:
         replay(path)
     assert str(info.value).startswith(f"line {done.line}: the input of step {done.step} is damaged (Stream protocol "
-                                      "error: the done event's message was a FrozenDict (")
+                                      "error: the done event's message was a UserMessage (")
