@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import msgspec
 from returns.result import Failure
 
 from agentcore.records import replace
@@ -55,13 +56,14 @@ from agentcore import (
     ToolUpdated,
     step,
 )
-from agentcore.codec import to_json
+from agentcore.codec import encode_bytes, to_json
 from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
 from agentcore.state import Finished
 
 from .driver import WAIT, AnswerOrder, Journal, Run
 from .secrets import known_secrets, scrub_json
+from .gc_pause import paused_gc
 from .signal import AbortSignal
 from .transcript import (
     DIGESTS_VERSION,
@@ -197,6 +199,9 @@ def _strip(value: Any, keys: frozenset[str]) -> Any:
     if isinstance(value, list):
         return [_strip(v, keys) for v in value]
     return value
+
+
+_parse: Final = msgspec.json.Decoder().decode
 
 
 def _full(effect: Effect) -> Any:
@@ -351,6 +356,26 @@ class Comparator:
         self.strip_keys = frozenset(keys)
         self.turn = 0
 
+    def _same_text(self, entry: Entry, effects: Sequence[Effect], texts: list[bytes], digests: dict[int, str]) -> bool:
+        """Whether the effects are the recorded ones as text (what a transcript written by this
+        version gives, unless something changed): each effect's JSON text is the line's, each
+        update's digest the recorded one."""
+        recorded = entry.effects_json
+        if len(recorded) != len(texts):
+            return False
+        written: list[bytes] | None = None
+        for i, e in enumerate(effects):
+            if type(e) is Emit and type(e.event) is MessageUpdateEvent:
+                mine = recorded[i]
+                if not is_update(mine) or digests.get(i) != mine["event"].get("digest"):
+                    return False
+                continue
+            if written is None:
+                written = entry.effects_text
+            if texts[i] != written[i]:
+                return False
+        return True
+
     def _norm(self, value: Any) -> Any:
         return _strip(value, self.strip_keys) if self.strip_keys else value
 
@@ -364,7 +389,8 @@ class Comparator:
     def check(self, index: int, effects: Sequence[Effect]) -> Divergence | None:
         entry = self.entries[index]
         recorded = entry.effects_json
-        encoded = [self._scrubbed(self.encoder.encode(e)) for e in effects]
+        texts = [encode_bytes(self.encoder.effect(e)) for e in effects]
+        digests: dict[int, str] = {}
         segments: dict[int, tuple[int, list[MessageUpdateEvent]]] = {}
         if self.digests:
             for i, e in enumerate(effects):
@@ -374,10 +400,16 @@ class Comparator:
                     self.pending.append(e.event)
                     mine: Any = recorded[i] if i < len(recorded) else None
                     if is_update(mine) and "digest" in mine["event"]:
-                        encoded[i] = {"type": "emit", "event": {
-                            "type": "message_update", "digest": update_digest(self.pending, self.secrets, version=self.version)}}
+                        digests[i] = update_digest(self.pending, self.secrets, version=self.version)
                         segments[i] = (self.pending_from, self.pending)
                         self.pending = []
+        if self.secrets is None and not self.strip_keys and not self.options.tool_calls_only \
+                and self._same_text(entry, effects, texts, digests):
+            self.turn += sum(1 for e in recorded if e["type"] == "emit" and e["event"]["type"] == "turn_start")
+            return None
+        encoded = [self._scrubbed(_parse(t)) for t in texts]
+        for i, digest in digests.items():
+            encoded[i] = {"type": "emit", "event": {"type": "message_update", "digest": digest}}
         base = self.turn
         starts = [i for i, e in enumerate(recorded) if e["type"] == "emit" and e["event"]["type"] == "turn_start"]
         self.turn += len(starts)
@@ -447,25 +479,26 @@ def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: i
     events: list[AgentEvent] = []
     messages: list[AgentMessage] = []
     entries = t.entries if until is None else t.entries[:until]
-    for index, entry in enumerate(entries):
-        if isinstance(state.phase, Finished):
-            raise ReplayDivergence(Divergence(
-                "left_over", entry.step, cmp.turn, entry.input_json, None, "",
-                f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"), t.version)
-        result = step_recorded(state, entry)
-        if isinstance(result, Failure):
-            raise ReplayDivergence(Divergence(
-                "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
-        state, effects = result.unwrap()
-        if check:
-            problem = cmp.check(index, effects)
-            if problem is not None:
-                raise ReplayDivergence(problem, t.version)
-        for e in effects:
-            if type(e) is Emit:
-                events.append(e.event)
-            elif type(e) is RunEnded:
-                messages = list(e.messages)
+    with paused_gc():  # only the core runs here, and it builds no cycles (see interpreters.gc_pause)
+        for index, entry in enumerate(entries):
+            if isinstance(state.phase, Finished):
+                raise ReplayDivergence(Divergence(
+                    "left_over", entry.step, cmp.turn, entry.input_json, None, "",
+                    f"the run ended at step {index}, {len(t.entries) - index} recorded entries remain"), t.version)
+            result = step_recorded(state, entry)
+            if isinstance(result, Failure):
+                raise ReplayDivergence(Divergence(
+                    "rejected", entry.step, cmp.turn, entry.input_json, None, "", str(result.failure())), t.version)
+            state, effects = result.unwrap()
+            if check:
+                problem = cmp.check(index, effects)
+                if problem is not None:
+                    raise ReplayDivergence(problem, t.version)
+            for e in effects:
+                if type(e) is Emit:
+                    events.append(e.event)
+                elif type(e) is RunEnded:
+                    messages = list(e.messages)
     return ReplayResult(events, messages, state, len(entries), isinstance(state.phase, Finished))
 
 

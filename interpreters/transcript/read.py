@@ -9,7 +9,6 @@ naming the line. Recorded effects stay JSON as written (``$seq`` history deltas 
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import typing
@@ -30,6 +29,7 @@ from agentcore.messages import AssistantMessage
 from agentcore.state import RunState
 
 from ..driver import is_message
+from ..gc_pause import paused_gc
 from .format import (
     DELTAS,
     DELTA_LINE,
@@ -66,6 +66,11 @@ class Entry:
     _effects: tuple[Effect, ...] | None = None
 
     @property
+    def effects_text(self) -> list[bytes]:
+        """The JSON text of each recorded effect, as the line holds it (``$seq`` deltas and all)."""
+        return [bytes(raw) for raw in _effects_of(self.text.encode("utf-8")).effects]
+
+    @property
     def effects(self) -> tuple[Effect, ...]:
         """The recorded effects, decoded (``message_update`` emits come back as the input's event)."""
         if self._effects is None:
@@ -74,6 +79,13 @@ class Entry:
             except _DECODE_ERRORS as exc:
                 raise _fail(self.line, f"cannot decode the effects: {exc}") from None
         return self._effects
+
+
+class _EffectsOnly(msgspec.Struct):
+    effects: list[msgspec.Raw] = []
+
+
+_effects_of: Final = msgspec.json.Decoder(_EffectsOnly).decode
 
 
 class SeqDelta(dict[str, Any]):
@@ -193,16 +205,8 @@ def _parse_line(raw: bytes, text: str) -> Any:
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     """Parse a transcript's bytes (what :func:`read_transcript` does once it has read them)."""
-    # Reading builds many small objects that all live on; the cyclic garbage collector would
-    # traverse them again and again as they pile up (half the time of a long transcript's read),
-    # and there is no cycle to find among them.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # many objects that live on and hold no cycles (see interpreters.gc_pause)
         return _parse(data, path)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse(data: bytes, path: Path | None) -> Transcript:
