@@ -173,6 +173,9 @@ class _Plan:
 
 
 _plans: dict[type, _Plan] = {}
+_ready = False
+"""Set once the library's own records are registered: from then on each :func:`register` call
+works out which classes are native again (at import, that is done once, at the end)."""
 _native: set[type] = {str, int, float, bool, type(None)}
 """The classes :func:`_prepare` gives back as they are: scalars and native records."""
 
@@ -318,7 +321,8 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             raise CodecError(f"cannot build {name} at {path}: {exc}") from None
 
     _decoders[name] = decode
-    _find_natives()
+    if _ready:
+        _find_natives()
     return cls
 
 
@@ -342,9 +346,8 @@ def _find_natives() -> None:
         for cls, plan in _plans.items():
             if plan.native or not plan.same_shape:
                 continue
-            try:
-                hints = typing.get_type_hints(cls)
-            except Exception:  # an annotation that does not resolve: prepared field by field
+            hints = _hints(cls)
+            if hints is None:  # an annotation that does not resolve: prepared field by field
                 continue
             if all(_native_type(hints.get(f, Any)) for f in plan.walk):
                 plan.native = changed = True
@@ -359,12 +362,25 @@ def _find_natives() -> None:
             raw = [f for f in plan.fields if f not in plan.walk]
             if raw and "__post_init__" not in cls.__dict__:
                 continue  # its free-form fields would stay unfrozen
-            hints = typing.get_type_hints(cls)
+            hints = _hints(cls) or {}
             if all(_decodable_type(hints.get(f, Any), decodable) for f in plan.walk):
                 decodable.add(cls)
                 changed = True
     _typed.clear()
     _typed.update({plan.name: cls for cls, plan in _plans.items() if cls in decodable})
+
+
+_hints_of: dict[type, dict[str, Any] | None] = {}
+
+
+def _hints(cls: type) -> dict[str, Any] | None:
+    """The resolved field types of ``cls`` (``None`` if they do not resolve), found once."""
+    if cls not in _hints_of:
+        try:
+            _hints_of[cls] = typing.get_type_hints(cls)
+        except Exception:
+            _hints_of[cls] = None
+    return _hints_of[cls]
 
 
 def _native_type(tp: Any) -> bool:
@@ -622,3 +638,5 @@ def _rebuild_run(fields: dict[str, Any]) -> dict[str, Any]:
 
 register(_state.RunState, skip=("tool_index",), rebuild=_rebuild_run)
 register(_state.LoopState)
+_find_natives()
+_ready = True
