@@ -12,6 +12,13 @@ in the class statement, and becomes the class attribute too::
     class TextContent(Record, tag="text"):      # TextContent.type == "text"
         text: str
 
+Records are not tracked by Python's cyclic garbage collector (``gc=False``): they are immutable,
+so they cannot form a reference cycle among themselves, and leaving them out saves the collector
+re-scanning every message of a long run (6 % of a tool turn, counted in instructions). Reference
+counting frees them as usual. The one thing this gives up: a cycle that runs through a record,
+such as an object in a tool result's ``details`` that refers back to that result, is never
+collected.
+
 To change fields of a record, use :func:`replace` (``dataclasses.replace`` works on dataclasses
 only); it takes records and dataclasses alike, so it also serves user-defined message types.
 
@@ -57,13 +64,13 @@ class _RecordMeta(msgspec.StructMeta):
         return cls
 
 
-class Record(msgspec.Struct, frozen=True, tag_field="type", tag=True, metaclass=_RecordMeta):
+class Record(msgspec.Struct, frozen=True, tag_field="type", tag=True, gc=False, metaclass=_RecordMeta):
     """A frozen record; its JSON object carries its tag as ``type``."""
 
     type: ClassVar[str]
 
 
-class Message(msgspec.Struct, frozen=True, tag_field="type", tag=True, metaclass=_RecordMeta):
+class Message(msgspec.Struct, frozen=True, tag_field="type", tag=True, gc=False, metaclass=_RecordMeta):
     """A frozen message record: the tag is its ``role`` (``"user"``, ``"assistant"``, ...)."""
 
     __tag_attribute__: ClassVar[str] = "role"
