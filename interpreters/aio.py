@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -58,6 +59,7 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
+    with_transcript,
     hook_call,
     prompt_messages,
     with_signal,
@@ -561,12 +563,14 @@ def resume_suspended(
     stream_fn: Callable[..., Any] | None = None,
     journal: Journals = None,
     clock: Callable[[], int] = now_ms,
+    transcript: str | os.PathLike[str] | None = None,
 ) -> AgentEventStream:
     """Go on with a suspended run (asyncio): :func:`interpreters.resume_suspended`, with an
     async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once."""
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
     state = suspended_state(suspension, config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
+    journal = with_transcript(journal, transcript, suspension, config)
     return AgentEventStream(AsyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 

@@ -145,6 +145,7 @@ __all__ = [
     "check_run_arguments",
     "resumed_input",
     "suspended_state",
+    "with_transcript",
     "deliver",
     "is_message",
     "observers",
@@ -218,11 +219,12 @@ def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[Abstra
 class Driver:
     """The core's state and the one way to advance it."""
 
-    __slots__ = ("state", "steps", "journals", "clock")
+    __slots__ = ("state", "steps", "journals", "clock", "fed")
 
     def __init__(self, state: LoopState, journal: Journals = None, clock: Callable[[], int] = now_ms) -> None:
         self.state = state
         self.steps = 0
+        self.fed = False
         self.journals = observers(journal)
         self.clock = clock
 
@@ -231,7 +233,7 @@ class Driver:
         """True once the core has ended the run, or suspended it (this run takes no more input;
         a driver that starts from a suspended state takes the decisions first)."""
         name = self.state.phase.name
-        return name == "finished" or (name == "suspended" and self.steps > 0)
+        return name == "finished" or (name == "suspended" and self.fed)
 
     def feed(self, input: Input) -> tuple[Effect, ...]:
         out = transition(self.state, input)
@@ -239,6 +241,7 @@ class Driver:
             raise InterpreterError(f"the core rejected an input: {out}")
         self.state, effects = out  # type: ignore[misc]
         self.steps += 1
+        self.fed = True
         for journal in self.journals:
             journal.record(self.steps, input, effects)
         return effects
@@ -1138,6 +1141,17 @@ def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopSt
         if getattr(run, name) != value:
             changes[name] = value
     return replace(state, run=replace(run, **changes)) if changes else state
+
+
+def with_transcript(journal: Journals, transcript: Any, suspension: Suspension,
+                    config: AgentLoopConfig) -> Journals:
+    """``journal=`` of a resumed run, and the recorder that continues ``transcript`` (a path,
+    or ``None``: none)."""
+    if transcript is None:
+        return journal
+    from .resuming import continue_transcript  # built on the runners: imported when used
+
+    return (*observers(journal), continue_transcript(transcript, suspension, config))
 
 
 def resumed_input(decisions: Any, suspension: Suspension, clock: Callable[[], int], fn: str) -> Resumed:

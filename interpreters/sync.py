@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import queue
 import threading
 import time
@@ -60,6 +61,7 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
+    with_transcript,
     deliver,
     hook_call,
     prompt_messages,
@@ -424,6 +426,7 @@ def resume_suspended(
     stream_fn: StreamFn | None = None,
     journal: Journals = None,
     clock: Callable[[], int] = now_ms,
+    transcript: str | os.PathLike[str] | None = None,
 ) -> AgentEventStream:
     """Go on with a suspended run: ``decisions`` maps each pending call's id to ``Approve()``
     (``Approve(arguments=...)`` runs it with edited arguments, validated again), ``Deny(reason)``
@@ -435,6 +438,8 @@ def resume_suspended(
     ``context`` gives the tools (their implementations; the conversation is the suspension's)
     and ``config`` the hooks, budgets and model options in force from here. Missing, unknown or
     wrong-kind decisions raise ``ValueError`` naming the ids, before anything runs.
+    ``transcript`` (the path of the transcript that recorded the run up to its suspension) goes
+    on recording the run at its end (:func:`interpreters.resuming.continue_transcript`).
 
     >>> from agentcore import AgentContext, AgentLoopConfig, Model, Approve
     >>> from interpreters import ScriptedModel, agent_loop, tool
@@ -455,6 +460,7 @@ def resume_suspended(
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
     state = suspended_state(suspension, config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
+    journal = with_transcript(journal, transcript, suspension, config)
     return AgentEventStream(SyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
