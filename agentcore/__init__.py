@@ -31,6 +31,9 @@ from .config import (
 from .convert import convert_message, default_convert_to_llm
 from .effects import (
     AfterToolCall,
+    CheckApproval,
+    DecideToolCall,
+    RunSuspended,
     BeforeToolCall,
     CallLlm,
     CancelLlm,
@@ -50,6 +53,8 @@ from .events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
+    AgentSuspendedEvent,
+    BudgetReachedEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -63,6 +68,13 @@ from .frozen import JSON, FrozenDict, freeze, thaw
 from .inputs import (
     AbortRequested,
     AfterToolCallDecided,
+    ApprovalChecked,
+    Approve,
+    Decision,
+    Deny,
+    Resumed,
+    ToolCallDecided,
+    ToolOutput,
     ArgumentsPrepared,
     BeforeToolCallDecided,
     ContextConverted,
@@ -114,7 +126,7 @@ from .messages import (
     UserMessage,
 )
 from .records import Record, replace
-from .state import LoopState, Phase, initial_state
+from .state import SUSPENSION_VERSION, LoopState, Phase, Suspension, initial_state
 from .stream import (
     DoneEvent,
     ErrorEvent,
@@ -133,10 +145,11 @@ from .stream import (
     parse_partial_json,
 )
 from .testing import perform_sequence
-from .texts import ABORTED_TEXT, BLOCKED_TEXT
+from .texts import ABORTED_TEXT, BLOCKED_TEXT, DENIED_TEXT
 from .tools import (
     AgentTool,
     AgentToolResult,
+    PendingCall,
     ToolExecutionMode,
     ToolSpec,
     spec_of,
@@ -150,6 +163,22 @@ __all__ = [
     "replace",
     "ABORTED_TEXT",
     "BLOCKED_TEXT",
+    "DENIED_TEXT",
+    "SUSPENSION_VERSION",
+    "AgentSuspendedEvent",
+    "ApprovalChecked",
+    "Approve",
+    "BudgetReachedEvent",
+    "CheckApproval",
+    "DecideToolCall",
+    "Decision",
+    "Deny",
+    "PendingCall",
+    "Resumed",
+    "RunSuspended",
+    "Suspension",
+    "ToolCallDecided",
+    "ToolOutput",
     "THINKING_LEVELS",
     "AbortRequested",
     "AfterToolCall",

@@ -8,17 +8,26 @@ phase is then :class:`~agentcore.state.RunningTools`). The batch knows nothing o
 Each call goes through its :class:`~agentcore.state.ToolSlot` steps in source order::
 
     waiting → lookup, invalid JSON → [preparing: prepare_arguments] → validate
-            → [checking: before_tool_call] → ready → running: execute
+            → [checking: before_tool_call] → [approving: requires_approval(args)]
+            → [deciding: decide_tool_call] → (pending) → ready → running: execute
             → [finishing: after_tool_call] → done (tool_execution_end emitted)
 
-Brackets mark steps that only occur when the tool or the run has the hook. In sequential mode
-(the run's mode, or any called tool's) a call runs to ``done``, and its result message is
-emitted, before the next is prepared. In parallel mode every call is prepared in order, then all
-ready calls start at once, and the result messages are emitted in call order when the last one
-is done.
+Brackets mark steps that only occur when the tool or the run has the hook. A call waits for a
+decision when ``before_tool_call`` returned ``suspend=True``, when its tool requires approval
+(``True``, or its function says so) or is deferred: ``decide_tool_call``, when the run has it,
+is asked first; a call it gives no decision is ``pending``. A decision takes a pending call on:
+``Approve`` makes it ready (edited arguments are validated again), ``Deny`` gives it an error
+result, ``ToolOutput`` is its result as if the tool had returned it (``after_tool_call`` sees it).
 
-An abort ends, at once, every call waiting on a hook; calls already running finish with their
-own results; calls not reached yet get an aborted result as they are reached.
+In sequential mode (the run's mode, or any called tool's) a call runs to ``done``, and its
+result message is emitted, before the next is prepared; a pending call stops the batch there.
+In parallel mode every call is prepared in order, then all ready calls start at once, and the
+result messages are emitted in call order when the last one is done. When every call is done
+or pending and some are pending, the batch is paused (:class:`BatchPaused`): the turn suspends
+the run, and :func:`decide` takes the decisions when it is resumed.
+
+An abort ends, at once, every call waiting on a hook or a decision; calls already running
+finish with their own results; calls not reached yet get an aborted result as they are reached.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from .config import (
     BeforeToolCallContext,
 )
 from .draft import Draft
-from .effects import AfterToolCall, BeforeToolCall, ExecuteTool, PrepareArguments
+from .effects import AfterToolCall, BeforeToolCall, CheckApproval, DecideToolCall, ExecuteTool, PrepareArguments
 from .events import (
     MessageEndEvent,
     MessageStartEvent,
@@ -44,11 +53,17 @@ from .events import (
 from .frozen import freeze
 from .inputs import (
     AfterToolCallDecided,
+    ApprovalChecked,
+    Approve,
     ArgumentsPrepared,
     BeforeToolCallDecided,
+    Decision,
+    Deny,
     HookFailed,
+    ToolCallDecided,
     ToolFailed,
     ToolFinished,
+    ToolOutput,
     ToolTimedOut,
     ToolUpdated,
 )
@@ -58,6 +73,12 @@ from .state import RunningTools, ToolSlot
 from .texts import (
     ABORTED_TEXT,
     BLOCKED_TEXT,
+    DENIED_TEXT,
+    SUSPENDED_TEXT,
+    approval_required_text,
+    decisions_problem_text,
+    deferred_text,
+    wrong_decision_text,
     invalid_json_text,
     length_cutoff_text,
     not_found_text,
@@ -65,12 +86,13 @@ from .texts import (
     slot_not_waiting_text,
     timed_out_text,
 )
-from .tools import AgentToolResult, error_result, validate_arguments
+from .tools import AgentToolResult, PendingCall, error_result, validate_arguments
 
-__all__ = ["ANSWERS", "BatchDone", "ToolAnswer", "abort", "answer", "problem", "slot_of", "start"]
+__all__ = ["ANSWERS", "BatchDone", "BatchPaused", "ToolAnswer", "abort", "answer", "decide", "decisions_problem",
+           "problem", "slot_of", "start"]
 
 ToolAnswer: TypeAlias = (ArgumentsPrepared | BeforeToolCallDecided | ToolUpdated | ToolFinished | ToolFailed
-                         | ToolTimedOut | AfterToolCallDecided | HookFailed)
+                         | ToolTimedOut | AfterToolCallDecided | HookFailed | ApprovalChecked | ToolCallDecided)
 """The inputs that answer something about one call of the batch."""
 
 
@@ -83,6 +105,13 @@ class BatchDone(Record, frozen=True):
     more: bool
 
 
+class BatchPaused(Record, frozen=True):
+    """The batch cannot go on without decisions on ``pending`` (in call order): every other call
+    that could run has run (parallel), or the call at hand waits (sequential)."""
+
+    pending: tuple[PendingCall, ...]
+
+
 ANSWERS: Final[dict[type, tuple[str, ...]]] = {
     ArgumentsPrepared: ("preparing",),
     BeforeToolCallDecided: ("checking",),
@@ -91,7 +120,9 @@ ANSWERS: Final[dict[type, tuple[str, ...]]] = {
     ToolFailed: ("running",),
     ToolTimedOut: ("running",),
     AfterToolCallDecided: ("finishing",),
-    HookFailed: ("preparing", "checking", "finishing"),
+    ApprovalChecked: ("approving",),
+    ToolCallDecided: ("deciding",),
+    HookFailed: ("preparing", "checking", "approving", "deciding", "finishing"),
 }
 """Input type → the slot steps that can take it."""
 
@@ -103,7 +134,10 @@ _WAITING: Final = frozenset(step for steps in ANSWERS.values() for step in steps
 # --------------------------------------------------------------------------- the entry points
 
 
-def start(s: Draft, reply: AssistantMessage) -> BatchDone | None:
+BatchOutcome: TypeAlias = "BatchDone | BatchPaused | None"
+
+
+def start(s: Draft, reply: AssistantMessage) -> BatchOutcome:
     """Run the tool calls of ``reply`` as far as they go without an answer."""
     calls = reply.tool_calls
     if reply.stop_reason == "length":  # the calls may be cut: none runs
@@ -121,7 +155,7 @@ def start(s: Draft, reply: AssistantMessage) -> BatchDone | None:
     return _advance(s)
 
 
-def answer(s: Draft, inp: ToolAnswer) -> BatchDone | None:
+def answer(s: Draft, inp: ToolAnswer) -> BatchOutcome:
     """Take an answer about one call (``problem`` said it is legal)."""
     index = slot_of(_batch(s), inp.id)
     assert index is not None
@@ -135,8 +169,22 @@ def answer(s: Draft, inp: ToolAnswer) -> BatchDone | None:
         decision = inp.result
         if decision is not None and decision.block:
             _complete(s, index, error_result(decision.reason or BLOCKED_TEXT, True if decision.terminate else None), True)
+        elif decision is not None and decision.suspend:
+            deferred = s.tool_policies.get(slot.call.name) == "deferred"
+            _needs_decision(s, index, slot.args, decision.reason or SUSPENDED_TEXT,
+                            "result" if deferred else "approval")
+        else:
+            _checked(s, index, slot.args)
+    elif isinstance(inp, ApprovalChecked):
+        if inp.required:
+            _needs_decision(s, index, slot.args, approval_required_text(slot.call.name), "approval")
         else:
             _ready(s, index, slot.args)
+    elif isinstance(inp, ToolCallDecided):
+        if inp.decision is None:
+            _put(s, index, ToolSlot(slot.call, "pending", -1, slot.args, pending=slot.pending))
+        else:
+            _apply(s, index, inp.decision)
     elif isinstance(inp, ToolFinished):
         _executed(s, index, inp.result, False)
     elif isinstance(inp, ToolFailed):
@@ -151,12 +199,60 @@ def answer(s: Draft, inp: ToolAnswer) -> BatchDone | None:
     return _advance(s)
 
 
-def abort(s: Draft) -> BatchDone | None:
-    """The run was aborted (``s.aborted`` is set): calls waiting on a hook end now."""
+def abort(s: Draft) -> BatchOutcome:
+    """The run was aborted (``s.aborted`` is set): calls waiting on a hook or a decision end now."""
     for i, slot in enumerate(_batch(s).slots):
-        if slot.step in _HOOK_STEPS:
+        if slot.step in _HOOK_STEPS or slot.step == "pending":
             _complete(s, i, error_result(ABORTED_TEXT), True)
     return _advance(s)
+
+
+def decide(s: Draft, decisions: tuple[tuple[str, Decision], ...]) -> BatchOutcome:
+    """Take the decisions on the pending calls (``decisions_problem`` said they fit), then go on."""
+    for call_id, decision in decisions:
+        for i, slot in enumerate(_batch(s).slots):
+            if slot.step == "pending" and slot.call.id == call_id:
+                _apply(s, i, decision)
+                break
+    return _advance(s)
+
+
+def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[str, Decision], ...]) -> str | None:
+    """Why ``decisions`` cannot be taken for ``pending`` (``None`` when they fit): every missing,
+    unknown, repeated or wrong kind of decision, by tool call id."""
+    by_id = {p.tool_call_id: p for p in pending}
+    given: dict[str, int] = {}
+    for call_id, _ in decisions:
+        given[call_id] = given.get(call_id, 0) + 1
+    missing = [p.tool_call_id for p in pending if p.tool_call_id not in given]
+    extra = [call_id for call_id in given if call_id not in by_id]
+    repeated = [call_id for call_id, n in given.items() if n > 1]
+    wrong = []
+    for call_id, decision in decisions:
+        p = by_id.get(call_id)
+        if p is not None:
+            problem = _wrong_kind(p, decision)
+            if problem is not None:
+                wrong.append(problem)
+    if missing or extra or repeated or wrong:
+        return decisions_problem_text(missing, extra, wrong, repeated)
+    return None
+
+
+def _wrong_kind(p: PendingCall, decision: Any) -> str | None:
+    if isinstance(decision, Deny):
+        return None
+    if isinstance(decision, Approve) and p.waits_for == "approval":
+        return None
+    if isinstance(decision, ToolOutput) and p.waits_for == "result":
+        return None
+    return wrong_decision_text(p.tool_call_id, p.waits_for, _kind_name(decision))
+
+
+def _kind_name(value: Any) -> str:
+    if isinstance(value, (Approve, Deny, ToolOutput)):
+        return type(value).__name__
+    return f"{type(value).__name__} {value!r:.60}"
 
 
 def slot_of(batch: RunningTools, id: int) -> int | None:
@@ -172,9 +268,11 @@ def problem(batch: RunningTools, inp: ToolAnswer) -> str | None:
     index = slot_of(batch, inp.id)
     if index is None:
         return slot_not_waiting_text(inp.id)
-    step = batch.slots[index].step
-    if step not in ANSWERS[type(inp)]:
-        return slot_busy_text(batch.slots[index].call.id, step, inp.type)
+    slot = batch.slots[index]
+    if slot.step not in ANSWERS[type(inp)]:
+        return slot_busy_text(slot.call.id, slot.step, inp.type)
+    if isinstance(inp, ToolCallDecided) and inp.decision is not None and slot.pending is not None:
+        return _wrong_kind(slot.pending, inp.decision)
     return None
 
 
@@ -222,7 +320,54 @@ def _validate(s: Draft, index: int, arguments: Any) -> None:
         s.ask(BeforeToolCall(id_, BeforeToolCallContext(_batch(s).message, call, args, s.context())))
         _put(s, index, ToolSlot(call, "checking", id_, args))
     else:
-        _ready(s, index, checked.unwrap())
+        _checked(s, index, checked.unwrap())
+
+
+def _checked(s: Draft, index: int, args: Any) -> None:
+    """``before_tool_call`` let the call through: the tool's policy decides whether it waits."""
+    call = _batch(s).slots[index].call
+    policy = s.tool_policies.get(call.name)
+    if policy is None:
+        _ready(s, index, args)
+    elif policy == "deferred":
+        _needs_decision(s, index, args, deferred_text(call.name), "result")
+    elif policy == "approval":
+        _needs_decision(s, index, args, approval_required_text(call.name), "approval")
+    else:  # check_approval: the tool's requires_approval function says
+        id_ = s.new_id()
+        s.ask(CheckApproval(id_, call, args))
+        _put(s, index, ToolSlot(call, "approving", id_, args))
+
+
+def _needs_decision(s: Draft, index: int, args: Any, reason: str, waits_for: Any) -> None:
+    """The call waits for a decision: ``decide_tool_call`` is asked, else it is pending."""
+    call = _batch(s).slots[index].call
+    pending = PendingCall(call.id, call.name, args, reason, waits_for)
+    if "decide_tool_call" in s.hooks:
+        id_ = s.new_id()
+        s.ask(DecideToolCall(id_, pending))
+        _put(s, index, ToolSlot(call, "deciding", id_, args, pending=pending))
+    else:
+        _put(s, index, ToolSlot(call, "pending", -1, args, pending=pending))
+
+
+def _apply(s: Draft, index: int, decision: Decision) -> None:
+    """A decision on a call that waits for one (its kind was checked)."""
+    slot = _batch(s).slots[index]
+    if isinstance(decision, Deny):
+        _complete(s, index, error_result(decision.reason or DENIED_TEXT), True)
+    elif isinstance(decision, ToolOutput):
+        result = decision.result
+        assert isinstance(result, AgentToolResult)
+        _executed(s, index, result, decision.is_error)
+    elif decision.arguments is None:
+        _ready(s, index, slot.args)
+    else:
+        edited = validate_arguments(s.tool_index[slot.call.name], decision.arguments)
+        if isinstance(edited, Failure):
+            _complete(s, index, error_result(edited.failure()), True)
+        else:
+            _ready(s, index, edited.unwrap())
 
 
 def _ready(s: Draft, index: int, args: Any) -> None:
@@ -281,7 +426,7 @@ def _complete(s: Draft, index: int, result: AgentToolResult, is_error: bool) -> 
 # --------------------------------------------------------------------------- the batch
 
 
-def _advance(s: Draft) -> BatchDone | None:
+def _advance(s: Draft) -> BatchOutcome:
     """Move the batch forward as far as it goes without an answer."""
     while True:
         b = _batch(s)
@@ -290,8 +435,11 @@ def _advance(s: Draft) -> BatchDone | None:
             current = slots[b.cursor]
             if current.step == "waiting":
                 _prepare(s, b.cursor)
-            elif current.step == "done" or (current.step == "ready" and not b.sequential):
+            elif current.step == "done" or (current.step in ("ready", "pending") and not b.sequential):
                 s.phase = RunningTools(b.message, b.sequential, slots, b.cursor + 1)
+            elif current.step == "pending":  # sequential: nothing after it runs before its decision
+                assert current.pending is not None
+                return BatchPaused((current.pending,))
             else:
                 return None  # the current call waits for an answer
             continue
@@ -303,6 +451,8 @@ def _advance(s: Draft) -> BatchDone | None:
                 continue
         if all(slot.step == "done" for slot in slots):
             return _done(s, b)
+        if all(slot.step in ("done", "pending") for slot in slots):
+            return BatchPaused(tuple(slot.pending for slot in slots if slot.pending is not None and slot.step == "pending"))
         return None
 
 

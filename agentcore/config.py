@@ -70,11 +70,13 @@ class BeforeToolCallContext(Record, frozen=True):
 
 
 class BeforeToolCallResult(Record, frozen=True):
-    """``block=True`` stops the call; ``reason`` becomes its error text."""
+    """``block=True`` stops the call; ``reason`` becomes its error text. ``suspend=True`` makes
+    the call wait for an approval (the run suspends; ``reason`` says why)."""
 
     block: bool = False
     reason: str | None = None
     terminate: bool | None = None
+    suspend: bool = False
 
 
 class AfterToolCallContext(Record, frozen=True):
@@ -120,6 +122,7 @@ HOOK_NAMES: Final = (
     "get_follow_up_messages",
     "before_tool_call",
     "after_tool_call",
+    "decide_tool_call",
     "prepare_next_turn",
     "should_stop_after_turn",
     "get_api_key",
@@ -141,6 +144,15 @@ class AgentLoopConfig:
     - ``before_tool_call(ctx, signal) -> BeforeToolCallResult | None``,
       ``after_tool_call(ctx, signal) -> AfterToolCallResult | None``.
     - ``prepare_next_turn(ctx) -> NextTurn | None``, ``should_stop_after_turn(ctx) -> bool``.
+    - ``decide_tool_call(pending) -> Approve | Deny | ToolOutput | None``: the decision on a call
+      that waits for one (a tool's ``requires_approval`` or ``deferred``, or ``before_tool_call``
+      returning ``suspend=True``), taken at once; ``None`` (or no hook): the run suspends.
+
+    Budgets, checked by the core after each turn from the usage the run recorded (no hook
+    needed): ``max_turns`` (model replies), ``max_total_tokens`` (``total_tokens`` of the
+    replies and of tool results that report usage) and ``max_cost_usd`` (their ``cost.total``).
+    A run that reaches one ends after that turn: a ``budget_reached`` event names it, then
+    ``agent_end``.
 
     ``tool_timeout_ms`` limits how long a tool call may run (``None`` or ``0``: no limit); a
     tool's own ``timeout_ms`` wins. A call past its limit has its signal aborted and gets the
@@ -178,11 +190,22 @@ class AgentLoopConfig:
     on_response: Callable[..., Any] | None = None
     transport: str | None = None
     extra: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    decide_tool_call: Callable[..., Any] | None = None
+    max_turns: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
 
     def __post_init__(self) -> None:
         ms = self.tool_timeout_ms
         if ms is not None and (type(ms) is not int or ms < 0):
             raise ValueError(f"tool_timeout_ms must be None or an integer >= 0 (milliseconds), not {ms!r}")
+        for name in ("max_turns", "max_total_tokens"):
+            limit = getattr(self, name)
+            if limit is not None and (type(limit) is not int or limit < 1):
+                raise ValueError(f"{name} must be None or an integer >= 1, not {limit!r}")
+        cost = self.max_cost_usd
+        if cost is not None and (type(cost) not in (int, float) or not cost > 0):
+            raise ValueError(f"max_cost_usd must be None or a number > 0 (US dollars), not {cost!r}")
 
 
 def hooks_set(config: AgentLoopConfig) -> frozenset[str]:

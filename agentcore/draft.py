@@ -36,7 +36,7 @@ from .messages import (
     ToolResultMessage,
 )
 from .state import RUN_FIELDS, CompletedTurn, LoopState, Phase, RunState
-from .tools import ToolExecutionMode, ToolSpec
+from .tools import PendingCall, ToolExecutionMode, ToolPolicy, ToolSpec
 
 __all__ = ["Draft"]
 
@@ -66,7 +66,7 @@ class Draft:
     ``results``), which never outlives the step.
     """
 
-    __slots__ = ("phase", "at", "effects", "_base", *RUN_FIELDS, "pending", "view", "reply", "results")
+    __slots__ = ("phase", "at", "effects", "_base", *RUN_FIELDS, "pending", "view", "reply", "results", "waiting")
 
     phase: Phase
     at: int
@@ -87,6 +87,13 @@ class Draft:
     turn_open: bool
     aborted: bool
     next_id: int
+    tool_policies: Mapping[str, ToolPolicy]
+    max_turns: int | None
+    max_total_tokens: int | None
+    max_cost_usd: float | None
+    turns: int
+    total_tokens: int
+    cost_usd: float
     # handed from one stage to the next within the step
     pending: Sequence[AgentMessage]
     """Messages that join the context when the turn opens (steering or follow-ups)."""
@@ -96,6 +103,8 @@ class Draft:
     """The turn's final assistant message."""
     results: tuple[ToolResultMessage, ...]
     """The turn's tool results, in call order."""
+    waiting: tuple[PendingCall, ...]
+    """The calls the tool batch stopped on, waiting for decisions (the run suspends)."""
 
     def __init__(self, state: LoopState, at: int = 0) -> None:
         self.phase = state.phase
@@ -107,6 +116,7 @@ class Draft:
         self.view = None
         self.reply = None
         self.results = ()
+        self.waiting = ()
 
     def freeze(self) -> LoopState:
         """The next state; the run data is the old object when no field of it changed."""

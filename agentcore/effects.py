@@ -15,12 +15,17 @@ PrepareArguments       ArgumentsPrepared | HookFailed
 BeforeToolCall         BeforeToolCallDecided | HookFailed
 ExecuteTool            ToolUpdated* then ToolFinished | ToolFailed
 AfterToolCall          AfterToolCallDecided | HookFailed
+CheckApproval          ApprovalChecked | HookFailed
+DecideToolCall         ToolCallDecided | HookFailed
 PrepareNextTurn        NextTurnPrepared | HookFailed
 ShouldStopAfterTurn    StopAfterTurnDecided | HookFailed
 =====================  ====================================================================
 
 ``CancelLlm(id)`` tells the interpreter to stop reading the stream of call ``id`` (the run was
 aborted and the core has already closed the message).
+
+``RunSuspended`` ends a run like ``RunEnded`` does, but the run is not over: its state is
+suspended, waiting for the decisions on ``pending`` (fed later as ``Resumed``, in any process).
 """
 
 from __future__ import annotations
@@ -33,14 +38,16 @@ from .events import AgentEvent
 from .frozen import JSON
 from .messages import AgentMessage, Model, ThinkingLevel, ToolCall
 from .records import Record
-from .tools import ToolSpec
+from .tools import PendingCall, ToolSpec
 
 __all__ = [
     "AfterToolCall",
     "BeforeToolCall",
     "CallLlm",
     "CancelLlm",
+    "CheckApproval",
     "ConvertToLlm",
+    "DecideToolCall",
     "Effect",
     "Emit",
     "ExecuteTool",
@@ -49,6 +56,7 @@ __all__ = [
     "PrepareArguments",
     "PrepareNextTurn",
     "RunEnded",
+    "RunSuspended",
     "ShouldStopAfterTurn",
     "TransformContext",
 ]
@@ -118,6 +126,21 @@ class AfterToolCall(Record, frozen=True, tag="after_tool_call"):
     context: AfterToolCallContext
 
 
+class CheckApproval(Record, frozen=True, tag="check_approval"):
+    """Ask the tool's ``requires_approval`` function whether this call needs an approval."""
+
+    id: int
+    tool_call: ToolCall
+    args: JSON
+
+
+class DecideToolCall(Record, frozen=True, tag="decide_tool_call"):
+    """Ask the ``decide_tool_call`` hook for the decision on a call that waits for one."""
+
+    id: int
+    pending: PendingCall
+
+
 class PrepareNextTurn(Record, frozen=True, tag="prepare_next_turn"):
     id: int
     context: PrepareNextTurnContext
@@ -132,6 +155,14 @@ class RunEnded(Record, frozen=True, tag="run_ended"):
     """The run is over (``agent_end`` was the last event); ``messages`` are the new messages."""
 
     messages: tuple[AgentMessage, ...]
+
+
+class RunSuspended(Record, frozen=True, tag="run_suspended"):
+    """The run stopped to wait for decisions on ``pending`` (``agent_suspended`` was the last
+    event); ``messages`` are the new messages so far."""
+
+    messages: tuple[AgentMessage, ...]
+    pending: tuple[PendingCall, ...]
 
 
 Effect: TypeAlias = (
@@ -149,4 +180,7 @@ Effect: TypeAlias = (
     | PrepareNextTurn
     | ShouldStopAfterTurn
     | RunEnded
+    | CheckApproval
+    | DecideToolCall
+    | RunSuspended
 )

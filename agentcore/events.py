@@ -3,23 +3,28 @@
 A run is ``agent_start``, then one or more turns (``turn_start`` ... ``turn_end``), each holding
 ``message_start``/``message_update``/``message_end`` for the messages it adds and
 ``tool_execution_start``/``update``/``end`` for the tools it runs, and finally ``agent_end``
-with every message the run added. ``agent_end`` is always last and always emitted exactly once.
+with every message the run added. ``agent_end`` is always last and always emitted exactly once,
+unless the run suspends: then ``agent_suspended`` is last instead, and the resumed run ends
+with ``agent_end`` (or suspends again). A run that a budget ended has ``budget_reached`` just
+before its ``agent_end``.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .frozen import JSON
 from .messages import AgentMessage, AssistantMessage, ToolResultMessage
 from .records import Record
 from .stream import PartialAssistantMessage, StreamEvent
-from .tools import AgentToolResult
+from .tools import AgentToolResult, PendingCall
 
 __all__ = [
     "AgentEndEvent",
     "AgentEvent",
     "AgentStartEvent",
+    "AgentSuspendedEvent",
+    "BudgetReachedEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -89,6 +94,21 @@ class AgentEndEvent(Record, frozen=True, tag="agent_end"):
     messages: tuple[AgentMessage, ...]
 
 
+class AgentSuspendedEvent(Record, frozen=True, tag="agent_suspended"):
+    """The run stopped to wait for decisions on ``pending`` (the last event of its stream)."""
+
+    pending: tuple[PendingCall, ...]
+
+
+class BudgetReachedEvent(Record, frozen=True, tag="budget_reached"):
+    """A budget of the run (``max_turns``, ``max_total_tokens`` or ``max_cost_usd``) was reached
+    after a turn: the run ends (``agent_end`` comes next). ``used`` is what the run used."""
+
+    budget: Literal["max_turns", "max_total_tokens", "max_cost_usd"]
+    limit: float
+    used: float
+
+
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | TurnStartEvent
@@ -100,4 +120,6 @@ AgentEvent: TypeAlias = (
     | ToolExecutionEndEvent
     | TurnEndEvent
     | AgentEndEvent
+    | AgentSuspendedEvent
+    | BudgetReachedEvent
 )

@@ -11,31 +11,38 @@ from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 from .config import AfterToolCallResult, BeforeToolCallResult, NextTurn
-from .frozen import JSON
-from .messages import AgentMessage
-from .records import Record
+from .frozen import JSON, freeze
+from .messages import AgentMessage, TextContent
+from .records import Record, set_field
 from .stream import StreamEvent
 from .tools import AgentToolResult
 
 __all__ = [
     "AbortRequested",
     "AfterToolCallDecided",
+    "ApprovalChecked",
+    "Approve",
     "ArgumentsPrepared",
     "BeforeToolCallDecided",
     "ContextConverted",
     "ContextTransformed",
     "Continued",
+    "Decision",
+    "Deny",
     "FollowUpsPolled",
     "HookFailed",
     "Input",
     "NextTurnPrepared",
+    "Resumed",
     "Started",
     "SteeringPolled",
     "StopAfterTurnDecided",
     "StreamEventReceived",
     "StreamFailed",
+    "ToolCallDecided",
     "ToolFailed",
     "ToolFinished",
+    "ToolOutput",
     "ToolTimedOut",
     "ToolUpdated",
 ]
@@ -169,6 +176,74 @@ class AbortRequested(Record, frozen=True, tag="abort_requested"):
     at: int = 0
 
 
+# --------------------------------------------------------------------------- decisions
+
+
+class Approve(Record, frozen=True, tag="approve"):
+    """Run the pending call; with ``arguments``, run it with these instead (validated again
+    against the tool's schema: arguments that fail give the call an error result).
+
+    >>> Approve(), Approve(arguments={"path": "/tmp/x"})
+    (Approve(arguments=None), Approve(arguments=FrozenDict({'path': '/tmp/x'})))
+    """
+
+    arguments: JSON = None
+
+    def __post_init__(self) -> None:
+        set_field(self, "arguments", freeze(self.arguments))
+
+
+class Deny(Record, frozen=True, tag="deny"):
+    """Do not run the pending call: it gets an error result with ``reason`` (the model sees it;
+    default ``Tool call was denied``)."""
+
+    reason: str | None = None
+
+
+class ToolOutput(Record, frozen=True, tag="tool_output"):
+    """The result of a deferred call, from outside the run (a plain string is taken as text).
+
+    >>> ToolOutput("done").result.content
+    (TextContent(text='done', text_signature=None),)
+    """
+
+    result: AgentToolResult | str
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.result, str):
+            set_field(self, "result", AgentToolResult((TextContent(self.result),)))
+
+
+Decision: TypeAlias = Approve | Deny | ToolOutput
+"""What a pending call gets: ``Approve`` or ``Deny`` for an approval, ``ToolOutput`` or ``Deny``
+for a deferred call."""
+
+
+class ApprovalChecked(Record, frozen=True, tag="approval_checked"):
+    """The tool's ``requires_approval`` function said whether this call needs an approval."""
+
+    id: int
+    required: bool
+    at: int = 0
+
+
+class ToolCallDecided(Record, frozen=True, tag="tool_call_decided"):
+    """``decide_tool_call`` answered for one pending call (``None``: no decision; the run
+    suspends for it)."""
+
+    id: int
+    decision: Decision | None
+    at: int = 0
+
+
+class Resumed(Record, frozen=True, tag="resumed"):
+    """A suspended run got its decisions: one ``(tool call id, decision)`` per pending call."""
+
+    decisions: tuple[tuple[str, Decision], ...]
+    at: int = 0
+
+
 Input: TypeAlias = (
     Started
     | Continued
@@ -189,4 +264,7 @@ Input: TypeAlias = (
     | StopAfterTurnDecided
     | HookFailed
     | AbortRequested
+    | ApprovalChecked
+    | ToolCallDecided
+    | Resumed
 )

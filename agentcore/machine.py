@@ -25,7 +25,9 @@ How a turn goes is one table, :data:`TURN`, read top to bottom::
     convert_to_llm          [convert_to_llm]           else the default conversion
     call_model              CallLlm; the stream's events; an error or aborted reply ends the run
     run_tools               the tool batch (agentcore.batch), when the reply asked for tools
+    suspend                 calls wait for decisions: agent_suspended, the run suspends
     end_turn                the results join the context; turn_end
+    check_budgets           a budget (max_turns, ...) reached: budget_reached, agent_end
     prepare_next_turn       [prepare_next_turn]
     should_stop_after_turn  [should_stop_after_turn]   true: agent_end
     (back to the top)
@@ -37,6 +39,13 @@ that asked. A bracketed stage asks the user's hook only when it is set, and othe
 hook's neutral answer; that gate is written once, in the walk. Each waiting stage has a phase of
 its own, named for what the run waits on (``awaiting_steering``, …, ``streaming``,
 ``running_tools``).
+
+A run suspends in one place, the ``suspend`` stage: the tool batch came back paused (calls
+wait for decisions, :class:`~agentcore.batch.BatchPaused`), so the run emits ``agent_suspended``
+and waits in :class:`~agentcore.state.Suspended`, holding the batch, instead of going on to the
+end of the turn. ``Resumed`` (the decisions) hands them to the batch, and the walk goes on after
+``run_tools`` as after any other answer of the batch: the same events as if the decisions had
+been there at once, and the run may suspend again.
 
 An abort is taken in two places only: an abort input ends what the run is waiting on at once
 (:func:`_on_abort`: the model call is cancelled, the tool batch ends the calls waiting on a
@@ -64,6 +73,7 @@ from .config import NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
 from .effects import (
+    RunSuspended,
     CallLlm,
     CancelLlm,
     ConvertToLlm,
@@ -79,6 +89,8 @@ from .effects import (
 from .events import (
     AgentEndEvent,
     AgentStartEvent,
+    AgentSuspendedEvent,
+    BudgetReachedEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -94,6 +106,7 @@ from .inputs import (
     HookFailed,
     Input,
     NextTurnPrepared,
+    Resumed,
     Started,
     SteeringPolled,
     StopAfterTurnDecided,
@@ -115,6 +128,7 @@ from .state import (
     LoopState,
     RunningTools,
     Streaming,
+    Suspended,
     index_tools,
     llm_view,
 )
@@ -145,7 +159,7 @@ from .texts import (
     stream_order_text,
     stream_payload_text,
 )
-from .tools import spec_of
+from .tools import spec_of, tool_policies
 
 __all__ = [
     "TRANSITIONS",
@@ -333,11 +347,28 @@ def _run_tools(s: Draft) -> bool:
     return _tools_done(s, batch.start(s, reply))
 
 
-def _tools_done(s: Draft, done: batch.BatchDone | None) -> bool:
+def _tools_done(s: Draft, done: batch.BatchDone | batch.BatchPaused | None) -> bool:
     if done is None:
         return False
+    if type(done) is batch.BatchPaused:
+        s.waiting = done.pending
+        return True
+    assert isinstance(done, batch.BatchDone)
     s.reply, s.results, s.has_more_tool_calls = done.message, done.results, done.more
     return True
+
+
+def _suspend(s: Draft) -> bool:
+    """The batch waits for decisions: the run suspends (the turn stays open)."""
+    pending = s.waiting
+    if not pending:
+        return True
+    tools = s.phase
+    assert isinstance(tools, RunningTools)
+    s.emit(AgentSuspendedEvent(pending))
+    s.ask(RunSuspended(tuple(s.new_messages), pending))
+    s.phase = Suspended(tools, pending)
+    return False
 
 
 def _end_turn(s: Draft) -> bool:
@@ -348,6 +379,23 @@ def _end_turn(s: Draft) -> bool:
     s.emit(TurnEndEvent(reply, s.results))
     s.turn_open = False
     s.last_turn = CompletedTurn(reply, s.results)
+    s.turns += 1
+    for usage in (reply.usage, *(r.usage for r in s.results)):
+        if usage is not None:
+            s.total_tokens += usage.total_tokens
+            s.cost_usd += usage.cost.total
+    return True
+
+
+def _check_budgets(s: Draft) -> bool:
+    """After each turn: a budget the run reached ends it (``budget_reached``, ``agent_end``)."""
+    for budget, limit, used in (("max_turns", s.max_turns, s.turns),
+                                ("max_total_tokens", s.max_total_tokens, s.total_tokens),
+                                ("max_cost_usd", s.max_cost_usd, s.cost_usd)):
+        if limit is not None and used >= limit:
+            s.emit(BudgetReachedEvent(budget, limit, used))  # type: ignore[arg-type]
+            _end_run(s)
+            return False
     return True
 
 
@@ -366,6 +414,7 @@ def _take_next_turn(s: Draft, nxt: NextTurn | None) -> bool:
         s.messages = ctx.messages if isinstance(ctx.messages, PVector) else pvector(ctx.messages)
         s.tools = tuple(spec_of(t) for t in ctx.tools)
         s.tool_index = index_tools(s.tools)
+        s.tool_policies = tool_policies(ctx.tools)
         s.llm_messages = llm_view(s.messages, s.hooks)
     if nxt.model is not None:
         s.model = nxt.model
@@ -397,7 +446,9 @@ TURN: Final[tuple[Ask | Do, ...]] = (
         default=_default_conversion, take=_take_view),
     Do("call_model", _call_model),
     Do("run_tools", _run_tools),
+    Do("suspend", _suspend),
     Do("end_turn", _end_turn),
+    Do("check_budgets", _check_budgets),
     Ask("prepare_next_turn", "prepare_next_turn", AwaitingNextTurn, NextTurnPrepared,
         effect=lambda id_, s: PrepareNextTurn(id_, _turn_context(s)), value=lambda a: a.next_turn,
         default=lambda s: None, take=_take_next_turn),
@@ -519,11 +570,22 @@ def _on_tool_answer(s: Draft, inp: batch.ToolAnswer) -> None:
         _walk_after(s, "run_tools")
 
 
+def _on_resumed(s: Draft, inp: Resumed) -> None:
+    """The decisions on a suspended run's pending calls: the batch goes on."""
+    phase = s.phase
+    assert isinstance(phase, Suspended)
+    s.phase = phase.batch
+    if _tools_done(s, batch.decide(s, inp.decisions)):
+        _walk_after(s, "run_tools")
+
+
 def _on_abort(s: Draft, inp: AbortRequested) -> None:
     if s.aborted:
         return
     s.aborted = True
     phase = s.phase
+    if isinstance(phase, Suspended):  # the pending calls get an aborted result; the run ends
+        phase = s.phase = phase.batch
     if isinstance(phase, Idle):
         return  # the run stops before its first model call
     if isinstance(phase, Streaming):
@@ -650,10 +712,11 @@ TRANSITIONS: Final[dict[tuple[type, type], _Handler]] = {
     (Idle, Continued): _on_continued,
     (Streaming, StreamEventReceived): _on_stream_event,
     (Streaming, StreamFailed): _on_stream_failed,
+    (Suspended, Resumed): _on_resumed,
     **{(RunningTools, t): _on_tool_answer for t in batch.ANSWERS},
     **{(stage.phase, stage.answer): _on_answer for stage in _ASKS},
     **{(stage.phase, HookFailed): _on_hook_failed for stage in _ASKS},
-    **{(p, AbortRequested): _on_abort for p in (Idle, Streaming, RunningTools, *_ASK_OF_PHASE)},
+    **{(p, AbortRequested): _on_abort for p in (Idle, Streaming, RunningTools, Suspended, *_ASK_OF_PHASE)},
 }
 """(phase type, input type) → handler. A pair that is not here is rejected."""
 
@@ -668,6 +731,9 @@ def _check(s: LoopState, inp: Input) -> str | None:
         if getattr(last, "role", None) == "assistant":
             return CONTINUE_FROM_ASSISTANT_TEXT
         return None
+    if isinstance(inp, Resumed):
+        assert isinstance(phase, Suspended)
+        return batch.decisions_problem(phase.pending, inp.decisions)
     input_id = getattr(inp, "id", None)
     if input_id is None:
         return None

@@ -8,10 +8,14 @@ The phases a turn waits in follow the stages of :data:`agentcore.machine.TURN`, 
     Idle ─Started/Continued─▶ [AwaitingSteering] ─▶ [AwaitingFollowUps] ─▶ [AwaitingTransform]
       ─▶ [AwaitingConvert] ─▶ Streaming ─▶ RunningTools ─▶ [AwaitingNextTurn]
       ─▶ [AwaitingStopDecision] ─▶ (the next turn: AwaitingSteering ...)     any ─▶ Finished
+                        RunningTools ─(calls wait for decisions)─▶ Suspended ─Resumed─▶ RunningTools
 
 Brackets mark phases that only occur when the matching hook is set. Messages a queue hook
 returns join the context in the same step that brings them (the next turn starts at once), so
 no message taken from a queue ever waits in the state for another hook.
+
+:class:`Suspended` is the one phase a run can leave its process in: the state is plain data
+(:class:`Suspension` wraps it for storage), and the decisions that resume it are an input.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from .messages import (
 )
 from .records import Record
 from .stream import PartialAssistantMessage
-from .tools import AgentToolResult, ToolExecutionMode, ToolSpec, spec_of
+from .tools import AgentToolResult, PendingCall, ToolExecutionMode, ToolPolicy, ToolSpec, spec_of, tool_policies
 
 __all__ = [
     "AwaitingConvert",
@@ -51,7 +55,10 @@ __all__ = [
     "Phase",
     "RunState",
     "RunningTools",
+    "SUSPENSION_VERSION",
     "Streaming",
+    "Suspended",
+    "Suspension",
     "ToolSlot",
     "index_tools",
     "initial_state",
@@ -108,17 +115,20 @@ class Streaming(Record, frozen=True):
     blocks: tuple[str, ...] = ()
 
 
-SlotStep = Literal["waiting", "preparing", "checking", "ready", "running", "finishing", "done"]
+SlotStep = Literal["waiting", "preparing", "checking", "approving", "deciding", "pending", "ready", "running",
+                   "finishing", "done"]
 
 
 class ToolSlot(Record, frozen=True):
     """One tool call of a batch and how far it got.
 
     ``waiting`` (not reached yet) → ``preparing`` (``prepare_arguments`` running) → ``checking``
-    (``before_tool_call`` running) → ``ready`` → ``running`` → ``finishing`` (``after_tool_call``
-    running) → ``done`` (``result`` set, ``tool_execution_end`` emitted). ``message`` is the
-    result message once emitted (sequential mode emits it as soon as the call is done; the
-    turn's ``tool_results`` then hold that same message).
+    (``before_tool_call`` running) → ``approving`` (the tool's ``requires_approval`` function
+    running) → ``deciding`` (``decide_tool_call`` running) → ``pending`` (waiting for a decision
+    from outside the run: ``pending`` says on what) → ``ready`` → ``running`` → ``finishing``
+    (``after_tool_call`` running) → ``done`` (``result`` set, ``tool_execution_end`` emitted).
+    ``message`` is the result message once emitted (sequential mode emits it as soon as the call
+    is done; the turn's ``tool_results`` then hold that same message).
     """
 
     call: ToolCall
@@ -129,6 +139,7 @@ class ToolSlot(Record, frozen=True):
     is_error: bool = False
     at: int = 0
     message: ToolResultMessage | None = None
+    pending: PendingCall | None = None
 
 
 class RunningTools(Record, frozen=True):
@@ -151,6 +162,17 @@ class AwaitingStopDecision(Record, frozen=True):
     id: int
 
 
+class Suspended(Record, frozen=True):
+    """The tool batch waits for decisions from outside the run on the calls in ``pending``
+    (``agent_suspended`` was emitted). ``batch`` is the batch as it stands; ``Resumed`` (the
+    decisions) takes it on from there, ``AbortRequested`` gives the pending calls an aborted
+    result and ends the run."""
+
+    name: ClassVar[str] = "suspended"
+    batch: RunningTools
+    pending: tuple[PendingCall, ...]
+
+
 class Finished(Record, frozen=True):
     """``agent_end`` was emitted; every further input is rejected."""
 
@@ -167,6 +189,7 @@ Phase: TypeAlias = (
     | Streaming
     | RunningTools
     | AwaitingStopDecision
+    | Suspended
     | Finished
 )
 
@@ -185,6 +208,9 @@ class RunState(Record, frozen=True):
     ``messages`` is the whole context, ``new_messages`` what this run added, ``llm_messages``
     the default conversion of ``messages`` kept up to date message by message (``None`` when a
     ``transform_context`` or ``convert_to_llm`` hook does the conversion instead).
+    ``tool_policies`` says which tools' calls wait for a decision (name → policy). The budgets
+    (``max_*``, ``None``: none) are checked against what the run used so far (``turns``,
+    ``total_tokens``, ``cost_usd``) after each turn.
     """
 
     model: Model
@@ -202,6 +228,13 @@ class RunState(Record, frozen=True):
     turn_open: bool = False
     aborted: bool = False
     next_id: int = 1
+    tool_policies: Mapping[str, ToolPolicy] = msgspec.field(default_factory=FrozenDict)
+    max_turns: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+    turns: int = 0
+    total_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 RUN_FIELDS: tuple[str, ...] = RunState.__struct_fields__
@@ -250,6 +283,24 @@ class LoopState(Record, frozen=True):
         return self.run.hooks
 
 
+SUSPENSION_VERSION: int = 1
+"""The format version of :class:`Suspension` this library writes (and the newest it reads)."""
+
+
+class Suspension(Record, frozen=True):
+    """A suspended run, as data: everything needed to go on, in any process.
+
+    ``state`` is the core's state (phase :class:`Suspended`), ``pending`` the calls that wait
+    for a decision. It round-trips through JSON (``agentcore.codec.to_json`` / ``from_json``);
+    resume it with ``interpreters.resume_suspended`` (or ``interpreters.aio``'s). ``version``
+    is its format version (:data:`SUSPENSION_VERSION`).
+    """
+
+    state: LoopState
+    pending: tuple[PendingCall, ...]
+    version: int = SUSPENSION_VERSION
+
+
 def index_tools(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
     """Name → spec; the first declaration of a name wins, as a linear search would find it."""
     index: dict[str, ToolSpec] = {}
@@ -287,6 +338,7 @@ def initial_state(
     the_hooks = hooks if hooks is not None else (hooks_set(config) if config else frozenset())
     specs = tuple(spec_of(t) for t in context.tools)
     messages = context.messages if isinstance(context.messages, PVector) else pvector(context.messages)
+    cost = config.max_cost_usd if config is not None else None
     return LoopState(Idle(), RunState(
         model=the_model,
         thinking_level=level,
@@ -297,4 +349,8 @@ def initial_state(
         tool_index=index_tools(specs),
         messages=messages,
         llm_messages=llm_view(messages, the_hooks),
+        tool_policies=tool_policies(context.tools),
+        max_turns=config.max_turns if config is not None else None,
+        max_total_tokens=config.max_total_tokens if config is not None else None,
+        max_cost_usd=float(cost) if cost is not None else None,
     ))

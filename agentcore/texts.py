@@ -22,6 +22,15 @@ __all__ = [
     "CONTINUE_EMPTY_TEXT",
     "CONTINUE_FROM_ASSISTANT_TEXT",
     "BLOCKED_TEXT",
+    "DENIED_TEXT",
+    "SUSPENDED_TEXT",
+    "approval_required_text",
+    "budget_reached_text",
+    "decisions_problem_text",
+    "deferred_text",
+    "not_suspended_text",
+    "suspension_version_text",
+    "wrong_decision_text",
     "NO_ERROR_MESSAGE_TEXT",
     "REQUEST_ABORTED_TEXT",
     "STREAM_ENDED_TEXT",
@@ -45,6 +54,12 @@ ABORTED_TEXT: Final = "Operation aborted"
 BLOCKED_TEXT: Final = "Tool execution was blocked"
 """The result of a call ``before_tool_call`` blocked without giving a reason."""
 
+DENIED_TEXT: Final = "Tool call was denied"
+"""The result of a call denied with ``Deny()`` (no reason given)."""
+
+SUSPENDED_TEXT: Final = "before_tool_call suspended the call"
+"""The reason of a call ``before_tool_call`` suspended without giving one."""
+
 REQUEST_ABORTED_TEXT: Final = "Request was aborted"
 """The ``error_message`` of a reply cut by an abort."""
 
@@ -60,6 +75,25 @@ def not_found_text(name: str) -> str:
 def timed_out_text(name: str, ms: int) -> str:
     """The result of a call that ran past its ``timeout_ms``."""
     return f'Tool "{name}" timed out after {ms} ms'
+
+
+def approval_required_text(name: str) -> str:
+    """Why a call of a tool with ``requires_approval`` waits."""
+    return f'Tool "{name}" requires approval'
+
+
+def deferred_text(name: str) -> str:
+    """Why a call of a deferred tool waits."""
+    return f'Tool "{name}" is deferred: its result comes from outside the run'
+
+
+def budget_reached_text(budget: str, limit: float, used: float) -> str:
+    """What ended a run that reached one of its budgets (``AgentLoopConfig.max_*``).
+
+    >>> budget_reached_text("max_turns", 3, 3)
+    'Budget reached: max_turns is 3, the run used 3'
+    """
+    return f"Budget reached: {budget} is {limit:g}, the run used {used:g}"
 
 
 def hook_failed_text(hook: str, error: str) -> str:
@@ -161,3 +195,39 @@ def slot_not_waiting_text(id: object) -> str:
 
 def slot_busy_text(call_id: str, step: str, input_type: str) -> str:
     return f"tool call {call_id} is {step}, it cannot take {input_type}"
+
+
+def not_suspended_text(phase: str) -> str:
+    return f"Cannot resume: the run is not suspended (phase {phase})"
+
+
+def suspension_version_text(version: object, supported: int) -> str:
+    return (f"Cannot resume: the suspension has format version {version!r}; this library reads "
+            f"versions 1 to {supported}")
+
+
+def wrong_decision_text(call_id: str, waits_for: str, decision: str) -> str:
+    """A decision of the wrong kind for one pending call."""
+    kinds = "Approve or Deny" if waits_for == "approval" else "ToolOutput or Deny"
+    return f"tool call {call_id} waits for {_an(waits_for)} ({kinds}), not {decision}"
+
+
+def _an(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+def decisions_problem_text(missing: list[str], extra: list[str], wrong: list[str], repeated: list[str]) -> str:
+    """Why the decisions given to a suspended run cannot be taken: every problem, naming the ids.
+
+    >>> decisions_problem_text(["c1", "c2"], ["c9"], [], [])
+    'Cannot resume: no decision for pending tool calls c1, c2; no pending tool call c9'
+    """
+    parts = []
+    if missing:
+        parts.append(f"no decision for pending tool call{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if extra:
+        parts.append(f"no pending tool call {', '.join(extra)}")
+    if repeated:
+        parts.append(f"more than one decision for {', '.join(repeated)}")
+    parts.extend(wrong)
+    return "Cannot resume: " + "; ".join(parts)

@@ -40,11 +40,15 @@ from .records import Record, set_field
 __all__ = [
     "AgentTool",
     "AgentToolResult",
+    "PendingCall",
+    "ToolPolicy",
     "ToolExecutionMode",
     "ToolSpec",
     "check_tools",
     "error_result",
+    "policy_of",
     "spec_of",
+    "tool_policies",
     "validate_arguments",
 ]
 
@@ -101,6 +105,12 @@ class AgentTool:
     awaitable of one under the asyncio interpreter); raising reports an error result with the
     exception text. ``prepare_arguments(args)`` may rewrite raw arguments before validation.
     ``timeout_ms`` limits one call (``None``: the config's ``tool_timeout_ms``; ``0``: no limit).
+
+    ``requires_approval`` (``True``, or a function of the validated arguments returning whether
+    this call needs one) makes each call wait for an approval: the run suspends (see
+    :class:`PendingCall`). ``deferred=True`` declares a tool whose result comes from outside the
+    run (a person, a long job): its calls are never executed here, the run suspends until the
+    result is supplied; ``execute`` is then never called.
     """
 
     name: str
@@ -111,15 +121,73 @@ class AgentTool:
     prepare_arguments: Callable[[Any], Any] | None = None
     execution_mode: ToolExecutionMode | None = None
     timeout_ms: int | None = None
+    requires_approval: bool | Callable[[Any], bool] = False
+    deferred: bool = False
 
     def __post_init__(self) -> None:
         if self.timeout_ms is not None and (type(self.timeout_ms) is not int or self.timeout_ms < 0):
             raise ValueError(f"tool {self.name!r}: timeout_ms must be None or an integer >= 0, "
                              f"not {self.timeout_ms!r}")
+        if type(self.requires_approval) is not bool and not callable(self.requires_approval):
+            raise TypeError(f"tool {self.name!r}: requires_approval must be a bool or a function of the "
+                            f"arguments returning one, not {self.requires_approval!r}")
 
     @property
     def spec(self) -> ToolSpec:
         return spec_of(self)
+
+
+ToolPolicy: TypeAlias = Literal["approval", "check_approval", "deferred"]
+"""What a call of a tool waits for before it runs: an approval (``requires_approval=True``), the
+tool's ``requires_approval`` function's say (``check_approval``), or a result from outside
+(``deferred``). Tools without a policy run at once."""
+
+
+def policy_of(tool: AgentTool | ToolSpec) -> ToolPolicy | None:
+    """The :data:`ToolPolicy` of a tool (a bare spec has none)."""
+    if not isinstance(tool, AgentTool):
+        return None
+    if tool.deferred:
+        return "deferred"
+    if tool.requires_approval is True:
+        return "approval"
+    if callable(tool.requires_approval):
+        return "check_approval"
+    return None
+
+
+def tool_policies(tools: Sequence[AgentTool | ToolSpec]) -> FrozenDict:
+    """Tool name → :data:`ToolPolicy`, for the tools that have one (first declaration wins).
+
+    >>> t = AgentTool("rm", "rm", "", {"type": "object"}, print, requires_approval=True)
+    >>> tool_policies([t, ToolSpec("ls")])
+    FrozenDict({'rm': 'approval'})
+    """
+    found: dict[str, ToolPolicy] = {}
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.name in seen:
+            continue
+        seen.add(tool.name)
+        policy = policy_of(tool)
+        if policy is not None:
+            found[tool.name] = policy
+    return FrozenDict(found)
+
+
+class PendingCall(Record, frozen=True):
+    """A tool call the run waits on to go on: a suspended run holds one per call.
+
+    ``arguments`` are the validated arguments; ``reason`` says why it waits; ``waits_for`` is
+    ``"approval"`` (answer it with ``Approve`` or ``Deny``) or ``"result"`` (a deferred tool:
+    ``ToolOutput`` or ``Deny``).
+    """
+
+    tool_call_id: str
+    tool_name: str
+    arguments: JSON
+    reason: str
+    waits_for: Literal["approval", "result"]
 
 
 def check_tools(tools: Sequence[Any], where: str) -> None:

@@ -20,6 +20,7 @@ from .sync import (
     AgentEventStream,
     agent_loop,
     agent_loop_continue,
+    resume_suspended,
     run_agent_loop,
     run_agent_loop_continue,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "replay",
     "replay_llm",
     "resume",
+    "resume_suspended",
     "run_agent_loop",
     "run_agent_loop_continue",
     "tool",

@@ -63,7 +63,10 @@ from agentcore.messages import (
     ThinkingLevel,
     UserMessage,
 )
-from agentcore.tools import AgentTool, ToolExecutionMode, check_tools
+from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
+from agentcore.inputs import Approve, Decision, Deny, ToolOutput
+from agentcore.state import Suspended, Suspension
+from agentcore.texts import wrong_decision_text
 
 from . import aio
 from .clock import now_ms
@@ -100,6 +103,11 @@ CONTINUE_BUSY: Final = (
 )
 NO_MODEL: Final = "No model configured: pass model=... to Agent() or call set_model()"
 RESET_BUSY: Final = "Agent is already processing. Wait for completion before resetting."
+SUSPENDED: Final = (
+    "Agent is suspended: tool calls wait for decisions ({ids}). Decide them (approve(), deny(), "
+    "supply()) and await resume(), or reset()."
+)
+NOT_SUSPENDED: Final = "Agent is not suspended: no tool call waits for a decision"
 
 # AgentLoopConfig fields the agent fills in itself; the others may be passed through.
 _OWNED: Final = frozenset({"model", "thinking_level", "get_steering_messages", "get_follow_up_messages"})
@@ -122,6 +130,9 @@ class AgentState:
       frozen set on each change, so a reference kept by a listener never changes under it).
     - ``error``: the ``error_message`` of the last failed (or aborted) run, ``None`` after a
       run that ended well.
+    - ``suspension``: the :class:`~agentcore.Suspension` of the last run when it suspended
+      (tool calls wait for decisions: :attr:`Agent.pending`), else ``None``. Store it
+      (``agentcore.codec.to_json``) with the conversation; :meth:`Agent.restore` takes it back.
     """
 
     system_prompt: str = ""
@@ -133,6 +144,7 @@ class AgentState:
     stream_message: AgentMessage | None = None
     pending_tool_calls: frozenset[str] = frozenset()
     error: str | None = None
+    suspension: Suspension | None = None
 
 
 @dataclass(slots=True)
@@ -272,6 +284,7 @@ class Agent:
         self._signal: AbortSignal | None = None
         self._idle: asyncio.Future[None] | None = None
         self._current: _Run | None = None
+        self._decisions: dict[str, Decision] = {}
 
     # ------------------------------------------------------------------ state
 
@@ -424,9 +437,71 @@ class Agent:
             error = getattr(event.message, "error_message", None)  # type: ignore[union-attr]
             if error:
                 state.error = error
-        elif kind == "agent_end":
+        elif kind == "agent_end" or kind == "agent_suspended":
             state.is_streaming = False
             state.stream_message = None
+
+    # ------------------------------------------------------------------ suspension
+
+    @property
+    def pending(self) -> tuple[PendingCall, ...]:
+        """The tool calls the suspended agent waits on (``()`` when it is not suspended)."""
+        suspension = self._state.suspension
+        return suspension.pending if suspension is not None else ()
+
+    @property
+    def decisions(self) -> dict[str, Decision]:
+        """The decisions taken so far for :attr:`pending` (a copy), by tool call id."""
+        return dict(self._decisions)
+
+    def _decide(self, call_id: str, decision: Decision) -> None:
+        pending = {p.tool_call_id: p for p in self.pending}
+        if not pending:
+            raise RuntimeError(NOT_SUSPENDED)
+        call = pending.get(call_id)
+        if call is None:
+            raise KeyError(f"no pending tool call {call_id} (pending: {', '.join(pending)})")
+        if isinstance(decision, ToolOutput if call.waits_for == "approval" else Approve):
+            raise ValueError(wrong_decision_text(call_id, call.waits_for, type(decision).__name__))
+        self._decisions[call_id] = decision
+
+    def approve(self, call_id: str, arguments: Any = None) -> None:
+        """Approve the pending call ``call_id`` (with ``arguments``: run it with these instead,
+        validated again). Taken by the next :meth:`resume`."""
+        self._decide(call_id, Approve(arguments))
+
+    def deny(self, call_id: str, reason: str | None = None) -> None:
+        """Deny the pending call ``call_id``: it gets an error result with ``reason``."""
+        self._decide(call_id, Deny(reason))
+
+    def supply(self, call_id: str, result: AgentToolResult | str, is_error: bool = False) -> None:
+        """Give the deferred call ``call_id`` its result."""
+        self._decide(call_id, ToolOutput(result, is_error))
+
+    def restore(self, suspension: Suspension) -> None:
+        """Take back a stored suspension: the conversation becomes the suspended run's and
+        :attr:`pending` its calls (only while idle)."""
+        if self._idle is not None:
+            raise AgentBusyError(PROMPT_BUSY)
+        if not isinstance(suspension, Suspension) or not isinstance(suspension.state.phase, Suspended):
+            raise TypeError(f"restore() takes a Suspension, not {type(suspension).__name__}")
+        self._state.messages = list(suspension.state.messages)
+        self._state.suspension = suspension
+        self._decisions = {}
+
+    async def resume(self) -> None:
+        """Go on with the suspended run with the decisions taken (every pending call needs one:
+        ``ValueError`` naming the others, before anything runs). The run may suspend again."""
+        suspension = self._state.suspension
+        if suspension is None:
+            raise RuntimeError(NOT_SUSPENDED)
+        if self._idle is not None:
+            raise AgentBusyError(CONTINUE_BUSY)
+        await self._run(None, resuming=(suspension, dict(self._decisions)))
+
+    def _check_not_suspended(self) -> None:
+        if self._state.suspension is not None:
+            raise AgentBusyError(SUSPENDED.format(ids=", ".join(p.tool_call_id for p in self.pending)))
 
     # ------------------------------------------------------------------ runs
 
@@ -443,6 +518,7 @@ class Agent:
         they end up in ``state.error`` and as the last message."""
         if self._idle is not None:
             raise AgentBusyError(PROMPT_BUSY)
+        self._check_not_suspended()
         prompts = self._prompt_messages(input, images)
         await self._run(prompts)
 
@@ -457,6 +533,7 @@ class Agent:
         """
         if self._idle is not None:
             raise AgentBusyError(CONTINUE_BUSY)
+        self._check_not_suspended()
         if self._state.model is None:
             raise RuntimeError(NO_MODEL)  # before any message is taken off a queue
         messages = self._state.messages
@@ -521,11 +598,16 @@ class Agent:
         )
 
     async def _run(self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False,
-                   taken_from: deque[AgentMessage] | None = None) -> None:
+                   taken_from: deque[AgentMessage] | None = None,
+                   resuming: tuple[Suspension, dict[str, Decision]] | None = None) -> None:
         state = self._state
         model = state.model
         if model is None:
             raise RuntimeError(NO_MODEL)
+        if resuming is not None:  # bad decisions raise here, before the agent is busy
+            config = self._config(model, False, _Run(AbortSignal()))
+            context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
+            aio.resume_suspended(resuming[0], resuming[1], context=context, config=config, clock=self.clock)
         # Everything up to the first await happens at once: a second prompt() sees the run.
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         signal = AbortSignal()
@@ -542,7 +624,12 @@ class Agent:
         try:
             config = self._config(model, skip_initial_steering_poll, run)
             context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
-            if prompts is None:
+            if resuming is not None:
+                stream = aio.resume_suspended(resuming[0], resuming[1], context=context, config=config,
+                                              signal=signal, stream_fn=self.stream_fn, clock=self.clock,
+                                              journal=self.journal)
+                state.suspension, self._decisions = None, {}
+            elif prompts is None:
                 stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock,
                                                  journal=self.journal)
             else:
@@ -586,6 +673,9 @@ class Agent:
                 self._apply(event)
                 if event.type == "agent_end":
                     run.ended = True
+                elif event.type == "agent_suspended":  # the core's state is the suspended one now
+                    run.ended = True
+                    self._state.suspension = Suspension(stream.state, event.pending)  # type: ignore[union-attr]
                 await self._emit(event, run)
         finally:
             await stream.aclose()  # cancels whatever the run still has in flight
@@ -642,6 +732,8 @@ class Agent:
         state.stream_message = None
         state.pending_tool_calls = frozenset()
         state.error = None
+        state.suspension = None
+        self._decisions = {}
         self.clear_all_queues()
 
 
@@ -757,6 +849,25 @@ class SyncAgent:
 
     def wait_for_idle(self) -> None:
         self._wait(self.agent.wait_for_idle())
+
+    def resume(self) -> None:
+        self._wait(self.agent.resume())
+
+    @property
+    def pending(self) -> tuple[PendingCall, ...]:
+        return self.agent.pending
+
+    def approve(self, call_id: str, arguments: Any = None) -> None:
+        self._call(self.agent.approve, call_id, arguments)
+
+    def deny(self, call_id: str, reason: str | None = None) -> None:
+        self._call(self.agent.deny, call_id, reason)
+
+    def supply(self, call_id: str, result: AgentToolResult | str, is_error: bool = False) -> None:
+        self._call(self.agent.supply, call_id, result, is_error)
+
+    def restore(self, suspension: Suspension) -> None:
+        self._call(self.agent.restore, suspension)
 
     # -- everything else (any thread)
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -35,10 +36,12 @@ from agentcore import (
     AgentMessage,
     CallLlm,
     Continued,
+    Decision,
     Effect,
     Emit,
     ExecuteTool,
     Started,
+    Suspension,
     ToolFailed,
     initial_state,
 )
@@ -54,6 +57,9 @@ from .driver import (
     Run,
     ToolRun,
     check_run_arguments,
+    resumed_input,
+    suspended_state,
+    with_transcript,
     hook_call,
     prompt_messages,
     with_signal,
@@ -67,6 +73,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "run_agent_loop",
+    "resume_suspended",
     "run_agent_loop_continue",
 ]
 
@@ -505,6 +512,12 @@ class AgentEventStream(AsyncIterator[AgentEvent]):
         return self._run.driver.state
 
     @property
+    def suspension(self) -> Suspension | None:
+        """The run's :class:`~agentcore.Suspension` once it suspended, else ``None`` (see
+        :attr:`interpreters.sync.AgentEventStream.suspension`)."""
+        return self._run.suspension
+
+    @property
     def signal(self) -> AbortSignal:
         """The run's signal (what hooks and tools are given)."""
         return self._run.signal
@@ -538,6 +551,27 @@ def agent_loop_continue(
     """Continue from ``context``; raises ``ValueError`` at once when it cannot be continued."""
     check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
     return AgentEventStream(AsyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+
+
+def resume_suspended(
+    suspension: Suspension,
+    decisions: Mapping[str, Decision],
+    *,
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: Callable[..., Any] | None = None,
+    journal: Journals = None,
+    clock: Callable[[], int] = now_ms,
+    transcript: str | os.PathLike[str] | None = None,
+) -> AgentEventStream:
+    """Go on with a suspended run (asyncio): :func:`interpreters.resume_suspended`, with an
+    async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once."""
+    check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
+    state = suspended_state(suspension, config, "resume_suspended")
+    first = resumed_input(decisions, suspension, clock, "resume_suspended")
+    journal = with_transcript(journal, transcript, suspension, config)
+    return AgentEventStream(AsyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 async def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:

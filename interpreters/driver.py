@@ -41,6 +41,20 @@ from pyrsistent import PVector, pvector
 
 from agentcore.records import replace
 from agentcore import (
+    SUSPENSION_VERSION,
+    ApprovalChecked,
+    Approve,
+    CheckApproval,
+    DecideToolCall,
+    Decision,
+    Deny,
+    PendingCall,
+    Resumed,
+    RunSuspended,
+    Suspension,
+    ToolCallDecided,
+    ToolOutput,
+    hooks_set,
     ABORTED_TEXT,
     AbortRequested,
     AfterToolCall,
@@ -104,7 +118,8 @@ from agentcore import (
 )
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
-from agentcore.texts import STREAM_ENDED_TEXT
+from agentcore.state import Suspended, llm_view
+from agentcore.texts import STREAM_ENDED_TEXT, not_suspended_text, suspension_version_text
 
 from .clock import now_ms
 from .secrets import environment_key
@@ -128,6 +143,9 @@ __all__ = [
     "FATAL",
     "NO_STREAM_FN",
     "check_run_arguments",
+    "resumed_input",
+    "suspended_state",
+    "with_transcript",
     "deliver",
     "is_message",
     "observers",
@@ -201,18 +219,21 @@ def tool_scopes(journals: Sequence[Journal], effect: ExecuteTool) -> list[Abstra
 class Driver:
     """The core's state and the one way to advance it."""
 
-    __slots__ = ("state", "steps", "journals", "clock")
+    __slots__ = ("state", "steps", "journals", "clock", "fed")
 
     def __init__(self, state: LoopState, journal: Journals = None, clock: Callable[[], int] = now_ms) -> None:
         self.state = state
         self.steps = 0
+        self.fed = False
         self.journals = observers(journal)
         self.clock = clock
 
     @property
     def ended(self) -> bool:
-        """True once the core has ended the run (any further input would be rejected)."""
-        return self.state.phase.name == "finished"
+        """True once the core has ended the run, or suspended it (this run takes no more input;
+        a driver that starts from a suspended state takes the decisions first)."""
+        name = self.state.phase.name
+        return name == "finished" or (name == "suspended" and self.fed)
 
     def feed(self, input: Input) -> tuple[Effect, ...]:
         out = transition(self.state, input)
@@ -220,6 +241,7 @@ class Driver:
             raise InterpreterError(f"the core rejected an input: {out}")
         self.state, effects = out  # type: ignore[misc]
         self.steps += 1
+        self.fed = True
         for journal in self.journals:
             journal.record(self.steps, input, effects)
         return effects
@@ -330,10 +352,14 @@ class Run:
         self.deadlines: dict[int, _Deadline] = {}
         self.abort_fed = state.aborted  # a resumed run may have been aborted before
         self.abort_deadline = 0.0
-        self.finished = self.driver.ended
+        suspended = first is None and isinstance(state.phase, Suspended)  # nothing to go on with
+        self.finished = self.driver.ended or suspended
         self.fatal: BaseException | None = None
         self.secrets_told: set[str] = set()
         self.messages: tuple[AgentMessage, ...] = tuple(state.new_messages) if self.finished else ()
+        self.suspension: Suspension | None = (
+            Suspension(state, state.phase.pending) if suspended and isinstance(state.phase, Suspended) else None)
+        """Set when the run suspended: what to resume it from."""
 
     abort_grace: float = 5.0
     """Seconds a running tool has, after an abort, to return before the run stops waiting for it
@@ -382,7 +408,7 @@ class Run:
                 continue
             effect = pending.popleft()
             kind = type(effect)
-            if kind is RunEnded:
+            if kind is RunEnded or kind is RunSuspended:
                 self.end(effect)
             elif kind is not CancelLlm:  # a stream the core left behind was already closed
                 yield effect
@@ -414,10 +440,13 @@ class Run:
         self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
 
     def end(self, effect: Any) -> None:
-        """The core ended the run (``RunEnded``); a fatal failure of user code now reaches the
-        caller, after the run's last event."""
+        """The core ended the run (``RunEnded``) or suspended it (``RunSuspended``: the
+        suspension is kept); a fatal failure of user code now reaches the caller, after the
+        run's last event."""
         self.finished = True
         self.messages = effect.messages
+        if type(effect) is RunSuspended:
+            self.suspension = Suspension(self.driver.state, effect.pending)
 
     def raise_fatal(self) -> None:
         if self.fatal is not None:
@@ -1022,6 +1051,18 @@ def hook_call(
         check_after = _expect(AfterToolCallResult, "after_tool_call")
         return _hook("after_tool_call", config.after_tool_call, (actx,),
                      lambda v, at: AfterToolCallDecided(eid, check_after(v), at), signal)
+    if isinstance(effect, CheckApproval):
+        eid = effect.id
+        approval_tool = registry.get(effect.tool_call.name)
+        check = approval_tool.requires_approval if approval_tool is not None else None
+        if not callable(check):
+            check = _always
+        return _hook("requires_approval", check, (thaw(effect.args),),
+                     lambda v, at: ApprovalChecked(eid, bool(v), at), signal)
+    if isinstance(effect, DecideToolCall):
+        eid, pending = effect.id, effect.pending
+        return _hook("decide_tool_call", config.decide_tool_call, (pending,),
+                     lambda v, at: ToolCallDecided(eid, hook_decision(pending, v), at), signal)
     if isinstance(effect, PrepareNextTurn):
         eid = effect.id
         pctx = replace(effect.context, context=_user_context(effect.context.context, registry))
@@ -1045,6 +1086,87 @@ def hook_call(
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _always(args: Any) -> bool:
+    return True
+
+
+_DECISIONS: Final = (Approve, Deny, ToolOutput)
+
+
+def hook_decision(pending: PendingCall, value: Any) -> Decision | None:
+    """What ``decide_tool_call`` returned, checked: ``None`` or a decision of the kind the call
+    waits for (``TypeError`` otherwise: the call gets an error result saying so)."""
+    if value is None:
+        return None
+    if not isinstance(value, _DECISIONS):
+        raise TypeError(f"decide_tool_call returned {_a(type(value).__name__)} ({_shown(value)}); expected "
+                        "Approve, Deny, ToolOutput or None")
+    if isinstance(value, Approve if pending.waits_for == "result" else ToolOutput):
+        kinds = "Approve, Deny or None" if pending.waits_for == "approval" else "ToolOutput, Deny or None"
+        raise TypeError(f"decide_tool_call returned {type(value).__name__} for tool call {pending.tool_call_id}, "
+                        f"which waits for {'an approval' if pending.waits_for == 'approval' else 'a result'} "
+                        f"({kinds})")
+    return value
+
+
+# --------------------------------------------------------------------------- resuming a suspension
+
+
+def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopState:
+    """The state to resume ``suspension`` from under ``config``: checked (a :class:`Suspension`
+    of a format this library reads, whose state is suspended), with the config's hooks and
+    budgets in force (the turns, tokens and cost used so far are kept)."""
+    if not isinstance(suspension, Suspension):
+        raise TypeError(f"{fn}() argument 'suspension' must be a Suspension (decode a stored one with "
+                        f"agentcore.codec.from_json), not {_a(type(suspension).__name__)}")
+    if type(suspension.version) is not int or not 1 <= suspension.version <= SUSPENSION_VERSION:
+        raise ValueError(suspension_version_text(suspension.version, SUSPENSION_VERSION))
+    state = suspension.state
+    if not isinstance(state.phase, Suspended):
+        raise ValueError(not_suspended_text(state.phase.name))
+    run = state.run
+    hooks = hooks_set(config) - {"get_api_key"}
+    changes: dict[str, Any] = {}
+    if hooks != run.hooks:
+        changes["hooks"] = hooks
+        converts = {"convert_to_llm", "transform_context"}
+        if bool(hooks & converts) != bool(run.hooks & converts):
+            changes["llm_messages"] = llm_view(run.messages, hooks)
+    cost = config.max_cost_usd
+    budgets = {"max_turns": config.max_turns, "max_total_tokens": config.max_total_tokens,
+               "max_cost_usd": float(cost) if cost is not None else None}
+    for name, value in budgets.items():
+        if getattr(run, name) != value:
+            changes[name] = value
+    return replace(state, run=replace(run, **changes)) if changes else state
+
+
+def with_transcript(journal: Journals, transcript: Any, suspension: Suspension,
+                    config: AgentLoopConfig) -> Journals:
+    """``journal=`` of a resumed run, and the recorder that continues ``transcript`` (a path,
+    or ``None``: none)."""
+    if transcript is None:
+        return journal
+    from .resuming import continue_transcript  # built on the runners: imported when used
+
+    return (*observers(journal), continue_transcript(transcript, suspension, config))
+
+
+def resumed_input(decisions: Any, suspension: Suspension, clock: Callable[[], int], fn: str) -> Resumed:
+    """``decisions`` (tool call id → ``Approve`` / ``Deny`` / ``ToolOutput``) as the core's
+    input, in the order of the pending calls (ids nothing waits for after them)."""
+    if not isinstance(decisions, Mapping):
+        raise TypeError(f"{fn}() argument 'decisions' must be a mapping of tool call id to Approve, Deny "
+                        f"or ToolOutput, not {_a(type(decisions).__name__)}")
+    for call_id, decision in decisions.items():
+        if not isinstance(decision, _DECISIONS):
+            raise TypeError(f"{fn}() decision for {call_id!r} must be Approve, Deny or ToolOutput, not "
+                            f"{_a(type(decision).__name__)} ({_shown(decision)})")
+    order = [p.tool_call_id for p in suspension.pending]
+    ids = [i for i in order if i in decisions] + sorted((i for i in decisions if i not in order), key=str)
+    return Resumed(tuple((i, decisions[i]) for i in ids), clock())
 
 
 def tool_result(name: str, value: Any) -> AgentToolResult:

@@ -59,6 +59,8 @@ from agentcore import (
 from agentcore.codec import encode_bytes, to_json
 from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
+from agentcore.effects import RunSuspended
+from agentcore.inputs import Resumed
 from agentcore.state import Finished
 
 from .driver import WAIT, AnswerOrder, Journal, Run
@@ -497,7 +499,7 @@ def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: i
             for e in effects:
                 if type(e) is Emit:
                     events.append(e.event)
-                elif type(e) is RunEnded:
+                elif type(e) is RunEnded or type(e) is RunSuspended:
                     messages = list(e.messages)
     return ReplayResult(events, messages, state, len(entries), isinstance(state.phase, Finished))
 
@@ -732,6 +734,25 @@ def _llm_result(t: Transcript, checker: _LiveChecker, run: Any, events: list[Age
     return ReplayResult(events, messages, run.driver.state, checker.index, run.finished)
 
 
+def _recorded_resume(t: Transcript, run: Run) -> Resumed | None:
+    """The recorded decisions that resumed the run here, when it suspended (else ``None``)."""
+    step = run.driver.steps
+    if run.suspension is None or step >= len(t.entries):
+        return None
+    inp = t.entries[step].input
+    return inp if type(inp) is Resumed else None
+
+
+def _resumed_run(kind: Any, run: Run, resumed: Resumed, tools: Sequence[Any], config: AgentLoopConfig,
+                 signal: AbortSignal | None, model: RecordedModel, checker: _LiveChecker,
+                 order: _RecordedOrder) -> Any:
+    """The live run that goes on from a recorded suspension with the recorded decisions (its
+    steps numbered on from the suspended run's, as the recording has them)."""
+    nxt = kind(run.driver.state, tools, config, resumed, signal, model, checker, checker.clock, order=order)
+    nxt.driver.steps = run.driver.steps
+    return nxt
+
+
 def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
                options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None,
                secrets: Sequence[str] = ()) -> ReplayResult:
@@ -745,13 +766,20 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     from .sync import AgentEventStream, SyncRun
 
     t, checker, model = _llm_setup(source, options, config, secrets)
+    order = _RecordedOrder(t)
     run = SyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
-                  order=_RecordedOrder(t))
-    checker.signal = run.signal
-    stream = AgentEventStream(run)
+                  order=order)
+    events: list[AgentEvent] = []
     try:
-        events = list(stream)
-        messages = stream.result()
+        while True:
+            checker.signal = run.signal
+            stream = AgentEventStream(run)
+            events.extend(stream)
+            messages = stream.result()
+            resumed = _recorded_resume(t, run)
+            if resumed is None:
+                break
+            run = _resumed_run(SyncRun, run, resumed, tools, config, signal, model, checker, order)
     except _Stop:
         assert checker.failure is not None
         raise ReplayDivergence(checker.failure, checker.transcript.version) from None
@@ -765,13 +793,20 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
     from .aio import AgentEventStream, AsyncRun
 
     t, checker, model = _llm_setup(source, options, config, secrets)
+    order = _RecordedOrder(t)
     run = AsyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
-                   order=_RecordedOrder(t))
-    checker.signal = run.signal
-    stream = AgentEventStream(run)
+                   order=order)
+    events: list[AgentEvent] = []
     try:
-        events = [event async for event in stream]
-        messages = await stream.result()
+        while True:
+            checker.signal = run.signal
+            stream = AgentEventStream(run)
+            events.extend([event async for event in stream])
+            messages = await stream.result()
+            resumed = _recorded_resume(t, run)
+            if resumed is None:
+                break
+            run = _resumed_run(AsyncRun, run, resumed, tools, config, signal, model, checker, order)
     except _Stop:
         assert checker.failure is not None
         raise ReplayDivergence(checker.failure, checker.transcript.version) from None

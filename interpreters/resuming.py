@@ -14,6 +14,12 @@ The live part runs on the ordinary runners (:class:`interpreters.sync.SyncRun`,
 :class:`interpreters.aio.AsyncRun`), started from the recorded state with the outstanding
 effects. See ``docs/replay.md``. (The module is not named ``resume``: importing it would then
 shadow the function ``interpreters.resume``.)
+
+A run that *suspended* (it waits for decisions on tool calls) is not resumed from here but with
+``resume_suspended`` and its :class:`~agentcore.Suspension`; :func:`continue_transcript` gives
+the recorder that goes on writing the transcript that recorded the suspension (what
+``resume_suspended(..., transcript=path)`` records with), so that one file holds the whole run.
+:func:`resume` of such a transcript gives a stream with no events whose ``suspension`` is set.
 """
 
 from __future__ import annotations
@@ -42,7 +48,9 @@ from agentcore import (
     ToolUpdated,
 )
 from agentcore.codec import to_json
-from agentcore.state import Finished
+from agentcore.effects import RunSuspended
+from agentcore.state import Finished, Suspended
+from agentcore import Suspension
 
 from .clock import now_ms
 from .replay import Comparator, Divergence, ReplayDivergence, ReplayOptions, step_recorded
@@ -58,7 +66,7 @@ from .transcript import (
     read_transcript,
 )
 
-__all__ = ["aresume", "resume"]
+__all__ = ["aresume", "continue_transcript", "resume"]
 
 
 @dataclass(slots=True)
@@ -102,11 +110,11 @@ def _plan(t: Transcript) -> _Plan:
         for e in effects:
             if type(e) is CancelLlm:
                 open_.pop(e.id, None)
-            elif type(e) is not Emit and type(e) is not RunEnded:
+            elif type(e) is not Emit and type(e) is not RunEnded and type(e) is not RunSuspended:
                 open_[e.id] = (e, index)  # type: ignore[union-attr]
                 if type(e) is CallLlm:
                     llm_snapshots[index] = (state, cmp.encoder.copy())
-    if isinstance(state.phase, Finished):
+    if isinstance(state.phase, (Finished, Suspended)):  # a suspended run waits for resume_suspended
         return _Plan(state, [], t.steps, cmp.encoder, True)
     if not open_:
         raise TranscriptError(f"line {t.entries[-1].line}: cannot tell what the run was waiting for")
@@ -139,6 +147,40 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
                                              marker=marker, version=t.version, flush=flush, fsync=fsync,
                                              secrets=secrets)
     return plan, recorder
+
+
+def continue_transcript(
+    path: str | os.PathLike[str],
+    suspension: Suspension,
+    config: AgentLoopConfig,
+    *,
+    secrets: Sequence[str] = (),
+    flush: FlushMode = "entry",
+    fsync: bool = False,
+) -> TranscriptRecorder:
+    """The recorder that records the resumed run of ``suspension`` at the end of ``path``, the
+    transcript that recorded the run up to its suspension.
+
+    The transcript is replayed strictly first (any divergence stops it), and must end with this
+    suspension (``TranscriptError`` otherwise: say another run's file). The resumed run's steps
+    follow the suspended step, after a ``{"resumed_suspension": <step>, "at": ...}`` line
+    (readers skip it): a strict replay of the file replays the suspension and the resumed run as
+    one run.
+    """
+    t = read_transcript(path)
+    plan = _plan(t)
+    state = plan.state
+    if not isinstance(state.phase, Suspended):
+        raise TranscriptError(f"{path}: the run it records is not suspended (phase {state.phase.name}): "
+                              "there is nothing to resume into it")
+    if state.phase.pending != suspension.pending or state.run.new_messages != suspension.state.run.new_messages:
+        raise TranscriptError(f"{path}: the run it records suspended on other tool calls "
+                              f"({', '.join(p.tool_call_id for p in state.phase.pending)}): not this suspension")
+    if t.torn:
+        os.truncate(path, t.size)
+    marker = {"resumed_suspension": t.steps, "at": now_ms()}
+    return TranscriptRecorder.appending(path, config, base_step=t.steps, encoder=plan.encoder, marker=marker,
+                                        version=t.version, flush=flush, fsync=fsync, secrets=secrets)
 
 
 def resume(

@@ -25,10 +25,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from agentcore import (
@@ -38,10 +39,12 @@ from agentcore import (
     AgentMessage,
     CallLlm,
     Continued,
+    Decision,
     Effect,
     Emit,
     ExecuteTool,
     Started,
+    Suspension,
     initial_state,
 )
 
@@ -56,6 +59,9 @@ from .driver import (
     Run,
     ToolRun,
     check_run_arguments,
+    resumed_input,
+    suspended_state,
+    with_transcript,
     deliver,
     hook_call,
     prompt_messages,
@@ -70,6 +76,7 @@ __all__ = [
     "agent_loop",
     "agent_loop_continue",
     "run_agent_loop",
+    "resume_suspended",
     "run_agent_loop_continue",
 ]
 
@@ -353,6 +360,13 @@ class AgentEventStream(Iterator[AgentEvent]):
         return self._run.driver.state
 
     @property
+    def suspension(self) -> Suspension | None:
+        """The run's :class:`~agentcore.Suspension` once it suspended (its last event was
+        ``agent_suspended``), else ``None``: store it (``agentcore.codec.to_json``) and go on
+        with :func:`resume_suspended`, in this process or another."""
+        return self._run.suspension
+
+    @property
     def signal(self) -> AbortSignal:
         """The run's signal (what hooks and tools are given): aborted after an abort, or when
         the stream is closed before the run's end."""
@@ -400,6 +414,54 @@ def agent_loop_continue(
     """
     check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
     return AgentEventStream(SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+
+
+def resume_suspended(
+    suspension: Suspension,
+    decisions: Mapping[str, Decision],
+    *,
+    context: AgentContext,
+    config: AgentLoopConfig,
+    signal: AbortSignal | None = None,
+    stream_fn: StreamFn | None = None,
+    journal: Journals = None,
+    clock: Callable[[], int] = now_ms,
+    transcript: str | os.PathLike[str] | None = None,
+) -> AgentEventStream:
+    """Go on with a suspended run: ``decisions`` maps each pending call's id to ``Approve()``
+    (``Approve(arguments=...)`` runs it with edited arguments, validated again), ``Deny(reason)``
+    or, for a deferred call, ``ToolOutput(result)``. Iterate the result for the events from
+    there (the same an uninterrupted run would give: no second ``agent_start``); it ends with
+    ``agent_end``, or ``agent_suspended`` again. Its ``result()`` is every message the run added,
+    before and after the suspension.
+
+    ``context`` gives the tools (their implementations; the conversation is the suspension's)
+    and ``config`` the hooks, budgets and model options in force from here. Missing, unknown or
+    wrong-kind decisions raise ``ValueError`` naming the ids, before anything runs.
+    ``transcript`` (the path of the transcript that recorded the run up to its suspension) goes
+    on recording the run at its end (:func:`interpreters.resuming.continue_transcript`).
+
+    >>> from agentcore import AgentContext, AgentLoopConfig, Model, Approve
+    >>> from interpreters import ScriptedModel, agent_loop, tool
+    >>> from interpreters.scripted import tool_call
+    >>> @tool(requires_approval=True)
+    ... def delete(path: str) -> str:
+    ...     "Delete a file."
+    ...     return f"deleted {path}"
+    >>> ctx, cfg = AgentContext(tools=[delete]), AgentLoopConfig(model=Model(id="m"))
+    >>> model = ScriptedModel([tool_call("delete", {"path": "a.txt"}, "c1"), "Done."])
+    >>> stream = agent_loop("clean up", ctx, cfg, stream_fn=model)
+    >>> [e.type for e in stream][-1], [p.tool_call_id for p in stream.suspension.pending]
+    ('agent_suspended', ['c1'])
+    >>> resumed = resume_suspended(stream.suspension, {"c1": Approve()}, context=ctx, config=cfg, stream_fn=model)
+    >>> [m.role for m in resumed.result()]
+    ['user', 'assistant', 'toolResult', 'assistant']
+    """
+    check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
+    state = suspended_state(suspension, config, "resume_suspended")
+    first = resumed_input(decisions, suspension, clock, "resume_suspended")
+    journal = with_transcript(journal, transcript, suspension, config)
+    return AgentEventStream(SyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def _check_emit(emit: Any, fn: str) -> None:

@@ -47,6 +47,7 @@ class Flavour:
     run_agent_loop: Callable[..., Any]
     run_agent_loop_continue: Callable[..., Any]
     replay_llm: Callable[..., Any]
+    resume_suspended: Callable[..., Any]
 
     def __str__(self) -> str:
         return self.name
@@ -101,6 +102,44 @@ class Flavour:
                 return await astream.result()
 
         return events, asyncio.run(main())
+
+    def suspending(self, start: Callable[[], Any], on_event: Callable[[Any], None] | None = None
+                   ) -> tuple[list[Any], list[Any], Any]:
+        """Iterate the stream ``start()`` returns to its end: ``(events, stream.result(),
+        stream.suspension)`` (the suspension is ``None`` when the run ended)."""
+        events: list[Any] = []
+
+        def seen(event: Any) -> None:
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+
+        if not self.is_async:
+            stream = start()
+            for event in stream:
+                seen(event)
+            return events, stream.result(), stream.suspension
+
+        async def main() -> tuple[Any, Any]:
+            astream = start()
+            async for event in astream:
+                seen(event)
+            return await astream.result(), astream.suspension
+
+        messages, suspension = asyncio.run(main())
+        return events, messages, suspension
+
+    def start_suspending(self, prompt: Any, context: Any, config: Any, stream_fn: Any,
+                         **options: Any) -> tuple[list[Any], list[Any], Any]:
+        """``agent_loop`` to its end or its suspension: ``(events, messages, suspension)``."""
+        return self.suspending(lambda: self.agent_loop(prompt, context, config, None, stream_fn, **options))
+
+    def resume(self, suspension: Any, decisions: Any, context: Any, config: Any, stream_fn: Any,
+               **options: Any) -> tuple[list[Any], list[Any], Any]:
+        """``resume_suspended`` to its end or its next suspension: ``(events, messages,
+        suspension)``."""
+        return self.suspending(lambda: self.resume_suspended(suspension, decisions, context=context, config=config,
+                                                             stream_fn=stream_fn, **options))
 
     def collect_catching(self, start: Callable[[], Any]) -> tuple[list[Any], BaseException | None]:
         """Iterate the stream ``start()`` returns: ``(events, what the iteration raised)``. The
@@ -182,7 +221,7 @@ class Flavour:
 
 
 SYNC = Flavour("sync", interpreters.agent_loop, interpreters.agent_loop_continue, interpreters.run_agent_loop,
-               interpreters.run_agent_loop_continue, replay_llm)
+               interpreters.run_agent_loop_continue, replay_llm, interpreters.resume_suspended)
 ASYNCIO = Flavour("asyncio", aio.agent_loop, aio.agent_loop_continue, aio.run_agent_loop,
-                  aio.run_agent_loop_continue, areplay_llm)
+                  aio.run_agent_loop_continue, areplay_llm, aio.resume_suspended)
 FLAVOURS = (SYNC, ASYNCIO)

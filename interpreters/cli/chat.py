@@ -1,15 +1,23 @@
-"""``agentcore chat``: an interactive session; lines typed while the agent works steer it."""
+"""``agentcore chat``: an interactive session; lines typed while the agent works steer it.
+
+A run that suspends (tool calls that require approval, deferred tools) asks about each pending
+call: ``run <tool>(<args>)? [y/N/e]`` (``e``: type the arguments to run it with, as JSON), or,
+for a deferred call, its result; then it resumes. ``--approve-all`` approves without asking.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import queue
 import threading
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 from agentcore.records import replace
-from agentcore import AgentContext, AgentMessage, UserMessage
+from agentcore import AgentContext, AgentMessage, Approve, Decision, Deny, PendingCall, ToolOutput, UserMessage
+from agentcore.frozen import thaw
 
 from ..render import make_renderer
 from ..signal import AbortSignal
@@ -40,6 +48,9 @@ class _Chat:
         self.worker: threading.Thread | None = None
         self.runs = 0
         self.interrupted = False
+        self.answers: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.asking = False
+        """The worker waits for an answer about a pending tool call (typed lines go to it)."""
 
     def _poll(self) -> list[AgentMessage]:
         out: list[AgentMessage] = []
@@ -75,6 +86,8 @@ class _Chat:
                                         journal=recorder)
                     for event in stream:
                         self.render(event)
+                    while stream.suspension is not None:
+                        stream = self._resume(stream.suspension, context, signal, recorder)
                     self.messages.extend(stream.result())
                 finally:
                     if recorder is not None:
@@ -95,6 +108,66 @@ class _Chat:
                 self.signal = None
             self.prompt()
 
+    def _resume(self, suspension: Any, context: AgentContext, signal: AbortSignal, recorder: Any) -> Any:
+        """Ask about each pending call, then resume (recorded on in the same transcript). An
+        abort while asking denies what is left, and the aborted run ends."""
+        from ..sync import resume_suspended
+
+        decisions: dict[str, Decision] = {}
+        for pending in suspension.pending:
+            decision = None if signal.aborted else self._decide(pending)
+            decisions[pending.tool_call_id] = decision if decision is not None else Deny("aborted by the user")
+        path = None
+        if recorder is not None:
+            recorder.close()
+            path = recorder.path
+        stream = resume_suspended(suspension, decisions, context=context, config=self.config, signal=signal,
+                                  stream_fn=self.setup.stream_fn, transcript=path)
+        for event in stream:
+            self.render(event)
+        return stream
+
+    def _ask(self, question: str) -> str | None:
+        """A line typed in answer to ``question`` (``None``: the run was aborted meanwhile)."""
+        with self.lock:
+            self.asking = True  # before the question shows: an answer typed at once is the answer
+        self.render.line("", "")
+        self.render.write(question, "tool")
+        try:
+            return self.answers.get()
+        finally:
+            with self.lock:
+                self.asking = False
+
+    def _decide(self, pending: PendingCall) -> Decision | None:
+        """The decision typed for one pending call (``None``: aborted)."""
+        call = f"{pending.tool_name}({json.dumps(thaw(pending.arguments), ensure_ascii=False)})"
+        if pending.waits_for == "result":
+            answer = self._ask(f"result of {call}? (empty: deny) ")
+            if answer is None:
+                return None
+            return ToolOutput(answer) if answer else Deny()
+        while True:
+            answer = self._ask(f"run {call}? [y/N/e] ")
+            if answer is None:
+                return None
+            choice = answer.strip().lower()
+            if choice in ("y", "yes"):
+                return Approve()
+            if choice in ("", "n", "no"):
+                return Deny("the user did not approve the call")
+            if choice in ("e", "edit"):
+                edited = self._ask("arguments (JSON): ")
+                if edited is None:
+                    return None
+                try:
+                    arguments = json.loads(edited)
+                except ValueError as exc:
+                    self.render.line(f"not JSON: {exc}", "err")
+                    continue
+                return Approve(arguments=arguments)
+            self.render.line("answer y, n or e", "dim")
+
     def steer(self, text: str) -> None:
         from ..clock import now_ms
 
@@ -108,8 +181,11 @@ class _Chat:
     def abort(self) -> None:
         with self.lock:
             signal = self.signal
+            asking = self.asking
         if signal is not None:
             signal.abort()
+        if asking:
+            self.answers.put(None)
 
     def finish(self) -> None:
         self.abort()
@@ -133,6 +209,11 @@ class _Chat:
         """A line typed: a prompt, or a steering message while a run goes on. True: exit."""
         from ..clock import now_ms
 
+        with self.lock:
+            asking = self.asking
+        if asking:  # the answer to the question about a pending tool call
+            self.answers.put(text)
+            return False
         if not text:
             if not self.is_running():
                 self.prompt()

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from agentcore.records import replace
 from agentcore import (
+    Approve,
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
@@ -254,10 +255,12 @@ def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> 
         stream_fn = None
         system = args.system or ""
         api_key = resolve_api_key(model, args.api_key_env)
-    limit = getattr(args, "max_turns", None)
+    approve_all = getattr(args, "approve_all", False)
     config = AgentLoopConfig(model=model, thinking_level=args.thinking, api_key=api_key,
                              max_tokens=getattr(args, "max_tokens", None),
-                             should_stop_after_turn=_turn_limit(limit) if limit else None)
+                             max_turns=getattr(args, "max_turns", None),
+                             max_cost_usd=getattr(args, "max_cost", None),
+                             decide_tool_call=_approve_all if approve_all else None)
     return Setup(model, stream_fn, tools, config, system, demo)
 
 
@@ -271,12 +274,20 @@ def positive(text: str) -> int:
     return value
 
 
-def _turn_limit(limit: int) -> Callable[[Any], bool]:
-    """``should_stop_after_turn`` that ends a run after ``limit`` turns (counted in the run's new
-    messages, so one hook serves every run of a chat)."""
-    def stop(ctx: Any) -> bool:
-        return sum(1 for m in ctx.new_messages if getattr(m, "role", None) == "assistant") >= limit
-    return stop
+def positive_cost(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected an amount in US dollars above 0, got {text!r}")
+    return value
+
+
+def _approve_all(pending: Any) -> Any:
+    """``decide_tool_call`` of ``--approve-all``: every call that waits for an approval is
+    approved; a deferred call still waits for its result."""
+    return Approve() if pending.waits_for == "approval" else None
 
 
 def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: bool) -> None:
@@ -297,6 +308,11 @@ def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: 
                    help="at most N output tokens per model reply")
     p.add_argument("--max-turns", type=positive, metavar="N", default=None,
                    help="stop a run after N turns (model replies); default: no limit")
+    p.add_argument("--max-cost", type=positive_cost, metavar="USD", default=None,
+                   help="stop a run after the turn that brings its cost to USD dollars or more "
+                        "(from the usage the model reports); default: no limit")
+    p.add_argument("--approve-all", action="store_true",
+                   help="run the tool calls that require approval without asking")
     if json_flag:
         p.add_argument("--json", action="store_true",
                        help="print one JSON event per line on stdout instead of rendering")

@@ -42,6 +42,7 @@ from .common import JsonLines, Parser, UsageError, drive, run_outcome, run_optio
 __all__ = [
     "add_commands",
     "read",
+    "recorded_decisions",
     "recorded_events",
 ]
 
@@ -91,6 +92,11 @@ def recorded_events(t: Any) -> list[AgentEvent]:
     return events
 
 
+def recorded_decisions(t: Any) -> list[tuple[str, Any]]:
+    """The decisions the recording's ``Resumed`` inputs gave, by tool call id, in order."""
+    return [pair for entry in t.entries if entry.input.type == "resumed" for pair in entry.input.decisions]
+
+
 def _title(t: Any) -> str:
     return f"Transcript {t.path}"
 
@@ -108,7 +114,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from ..render import isatty
 
     t = read(args.file)
-    conv = build_conversation(recorded_events(t))
+    conv = build_conversation(recorded_events(t), recorded_decisions(t))
     color = isatty(sys.stdout) and not os.environ.get("NO_COLOR")
     sys.stdout.write(conversation_text(conv, t.header, title=_title(t), steps=t.steps, color=color,
                                        notes=_notes(t)))
@@ -121,7 +127,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
     if out.resolve() == Path(args.file).resolve():
         raise UsageError("the HTML file would overwrite the transcript; choose another -o")
     writable(out, "the HTML page")
-    conv = build_conversation(recorded_events(t))
+    conv = build_conversation(recorded_events(t), recorded_decisions(t))
     out.write_text(conversation_html(conv, t.header, title=f"Transcript {Path(args.file).name}",
                                      steps=t.steps, notes=_notes(t)), encoding="utf-8")
     print(f"Wrote {out} ({len(conv.turns)} turns, {len(conv.tool_calls)} tool calls)")

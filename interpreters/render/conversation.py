@@ -5,6 +5,7 @@ per turn. :mod:`~interpreters.render.text` and :mod:`~interpreters.render.html` 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -13,6 +14,12 @@ from typing import Any
 from agentcore import (
     AgentEndEvent,
     AgentEvent,
+    AgentSuspendedEvent,
+    Approve,
+    BudgetReachedEvent,
+    Deny,
+    PendingCall,
+    thaw,
     AssistantMessage,
     MessageEndEvent,
     ToolCall,
@@ -20,6 +27,8 @@ from agentcore import (
     TurnStartEvent,
     UserMessage,
 )
+
+from agentcore.texts import budget_reached_text
 
 from .common import UsageTotals
 
@@ -32,6 +41,7 @@ __all__ = [
     "Turn",
     "UserEntry",
     "build_conversation",
+    "decision_text",
     "header_facts",
 ]
 
@@ -40,6 +50,16 @@ __all__ = [
 class ToolCallEntry:
     call: ToolCall
     result: ToolResultMessage | None = None
+    pending: PendingCall | None = None
+    """Set when the run suspended on this call (it waited for a decision)."""
+    decision: Any = None
+    """The decision it got when the run was resumed (``Approve``, ``Deny``, ``ToolOutput``)."""
+
+    @property
+    def decided(self) -> str:
+        """What happened to a call that waited: ``approved``, ``denied: reason``, ... (``""``:
+        it never waited)."""
+        return decision_text(self.pending, self.decision)
 
     @property
     def is_error(self) -> bool:
@@ -96,6 +116,10 @@ class Conversation:
     turns: list[Turn] = field(default_factory=list)
     finished: bool = False
     new_messages: int = 0
+    suspended: bool = False
+    """The recording ends with the run suspended (tool calls wait for decisions)."""
+    budget: str = ""
+    """What ended the run when a budget did (``Budget reached: max_turns is 3, ...``)."""
 
     @property
     def usage(self) -> UsageTotals:
@@ -109,9 +133,26 @@ class Conversation:
         return [c for t in self.turns for e in t.entries if isinstance(e, AssistantEntry) for c in e.calls]
 
 
-def build_conversation(events: Iterable[AgentEvent]) -> Conversation:
-    """Fold a run's events into turns, messages, tool calls with their results, and usage."""
+def decision_text(pending: PendingCall | None, decision: Any) -> str:
+    """How a call that waited for a decision is shown (``""`` for one that never waited)."""
+    if pending is None:
+        return ""
+    if decision is None:
+        return f"waits for {'an approval' if pending.waits_for == 'approval' else 'a result'}: {pending.reason}"
+    if isinstance(decision, Approve):
+        if decision.arguments is not None:
+            return f"approved with arguments {json.dumps(thaw(decision.arguments), ensure_ascii=False)}"
+        return "approved"
+    if isinstance(decision, Deny):
+        return f"denied: {decision.reason}" if decision.reason else "denied"
+    return "result supplied"
+
+
+def build_conversation(events: Iterable[AgentEvent], decisions: Iterable[tuple[str, Any]] = ()) -> Conversation:
+    """Fold a run's events into turns, messages, tool calls with their results, and usage.
+    ``decisions`` (tool call id, decision) are those the recording's ``Resumed`` inputs gave."""
     conv = Conversation()
+    decided = dict(decisions)
     assistant_seen = False
 
     def current() -> Turn:
@@ -140,9 +181,23 @@ def build_conversation(events: Iterable[AgentEvent]) -> Conversation:
                 current().entries.append(UserEntry(m, queued=assistant_seen))
             else:
                 current().entries.append(OtherEntry(m))
+        elif isinstance(event, AgentSuspendedEvent):
+            waiting = {p.tool_call_id: p for p in event.pending}
+            for entry in current().entries:
+                if isinstance(entry, AssistantEntry):
+                    for c in entry.calls:
+                        if c.call.id in waiting:
+                            c.pending = waiting[c.call.id]
+                            c.decision = decided.get(c.call.id)
+            conv.suspended = True
+        elif isinstance(event, BudgetReachedEvent):
+            conv.budget = budget_reached_text(event.budget, event.limit, event.used)
         elif isinstance(event, AgentEndEvent):
             conv.finished = True
+            conv.suspended = False
             conv.new_messages = len(event.messages)
+        if isinstance(event, TurnStartEvent) or isinstance(event, MessageEndEvent):
+            conv.suspended = False
     return conv
 
 

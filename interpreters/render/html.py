@@ -98,9 +98,10 @@ def conversation_html(conv: Conversation, header: Mapping[str, Any], *, title: s
                 parts.append(f'<div class="msg other"><div class="role">{_e(role)}</div>'
                              f'<div class="text">{_e(message_text(e.message))}</div></div>')
         parts.append(f'<div class="turn-usage">turn {turn.number}: {_e(turn.usage)}</div></section>')
-    state = "finished" if conv.finished else "did not finish"
+    state = "finished" if conv.finished else "is suspended" if conv.suspended else "did not finish"
+    budget = f" {_e(conv.budget)}." if conv.budget else ""
     parts.append(f"</main><footer><p>Total: {len(conv.turns)} turns, {len(conv.tool_calls)} tool calls, "
-                 f"{_e(conv.usage)}. The run {state}.</p></footer></body></html>")
+                 f"{_e(conv.usage)}. The run {state}.{budget}</p></footer></body></html>")
     return "\n".join(parts) + "\n"
 
 
@@ -129,6 +130,8 @@ def _assistant_html(e: AssistantEntry) -> str:
             f' → <span class="preview">{_e(preview)}</span></summary><div class="body">'
             f'<h4>arguments</h4><pre class="args">{_e(args)}</pre>'
         )
+        if c.pending is not None:
+            out.append(f'<h4>waited</h4><pre class="decision">{_e(c.decided)}</pre>')
         if result is not None:
             label = "error" if result.is_error else "result"
             out.append(f'<h4>{label}</h4><pre class="result">{_e(content_text(result.content))}</pre>')

@@ -22,6 +22,8 @@ import threading
 import time
 from typing import Any, TextIO
 
+from agentcore.events import AgentSuspendedEvent, BudgetReachedEvent
+from agentcore.texts import budget_reached_text
 from agentcore import (
     AgentEndEvent,
     AgentEvent,
@@ -113,6 +115,14 @@ class LiveRenderer:
             mark, style = ("✗", "err") if event.is_error else ("✓", "ok")
             self.tools_changed()
             self.line(f"      {mark} {event.tool_name} → {text} ({took:.0f} ms)", style)
+        elif isinstance(event, AgentSuspendedEvent):
+            for p in event.pending:
+                self.tools.pop(p.tool_call_id, None)
+            self.tools_changed()
+            waits = ", ".join(f"{p.tool_name} ({p.waits_for})" for p in event.pending)
+            self.line(f"── suspended: waiting for {waits}", "rule")
+        elif isinstance(event, BudgetReachedEvent):
+            self.line(budget_reached_text(event.budget, event.limit, event.used), "err")
         elif isinstance(event, AgentEndEvent):
             self.tools.clear()
             self.tools_changed()

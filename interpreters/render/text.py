@@ -68,6 +68,8 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
                 for c in e.calls:
                     out.append(st(f"    tool call {c.call.name}", "tool") + st(f"  [{c.call.id}]", "dim"))
                     out.append(indent(_args_json(c.call.arguments), "      args   │ "))
+                    if c.pending is not None:
+                        out.append(st(f"      waited │ {c.decided}", "tool"))
                     if c.result is None:
                         out.append(st("      result │ (no result recorded)", "dim"))
                     else:
@@ -83,7 +85,9 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
                 out.append(indent(message_text(e.message), "    "))
         out.append(st(f"  turn {turn.number} total: {turn.usage}", "dim"))
     out.append("")
-    state = "finished" if conv.finished else "not finished"
+    if conv.budget:
+        out.append(st(conv.budget, "err"))
+    state = "finished" if conv.finished else "suspended" if conv.suspended else "not finished"
     out.append(st(f"Total: {len(conv.turns)} turns, {len(conv.tool_calls)} tool calls, {conv.usage} ({state})",
                   "agent"))
     text = terminal_safe("\n".join(out) + "\n")

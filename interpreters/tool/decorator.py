@@ -96,6 +96,8 @@ def tool(
     execution_mode: ToolExecutionMode | None = None,
     prepare_arguments: Callable[[Any], Any] | None = None,
     timeout_ms: int | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
+    deferred: bool = False,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -109,6 +111,8 @@ def tool(
     execution_mode: ToolExecutionMode | None = None,
     prepare_arguments: Callable[[Any], Any] | None = None,
     timeout_ms: int | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
+    deferred: bool = False,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Turn a typed function (sync or async) into an :class:`AgentTool`.
 
@@ -116,7 +120,10 @@ def tool(
     execution_mode="sequential", prepare_arguments=..., timeout_ms=...)``). ``name`` defaults
     to the function's name, ``label`` to the name, ``description`` to the docstring's first
     paragraph; ``timeout_ms`` limits one call (``None``: the config's ``tool_timeout_ms``,
-    ``0``: no limit).
+    ``0``: no limit). ``requires_approval`` (``True``, or a function of the validated arguments,
+    a dict, returning whether this call needs one) makes each call wait for an approval: the
+    run suspends. ``deferred=True`` makes a tool whose result comes from outside the run: the
+    function is never called (it declares the arguments), each call waits for a ``ToolOutput``.
     """
     # The scope that applies the decorator: lets hints name classes local to a function.
     caller = sys._getframe(1)
@@ -136,6 +143,8 @@ def tool(
             prepare_arguments=prepare_arguments,
             timeout_ms=timeout_ms,
             localns=localns,
+            requires_approval=requires_approval,
+            deferred=deferred,
         )
 
     if fn is not None:
@@ -171,6 +180,8 @@ def _make_tool(
     prepare_arguments: Callable[[Any], Any] | None,
     localns: dict[str, Any] | None,
     timeout_ms: int | None = None,
+    requires_approval: bool | Callable[[Any], bool] = False,
+    deferred: bool = False,
 ) -> AgentTool:
     if not callable(fn):
         raise TypeError(f"@tool expects a function, got {fn!r}")
@@ -235,6 +246,8 @@ def _make_tool(
         prepare_arguments=prepare_arguments,
         execution_mode=execution_mode,
         timeout_ms=timeout_ms,
+        requires_approval=requires_approval,
+        deferred=deferred,
     )
 
 

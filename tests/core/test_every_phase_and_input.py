@@ -1,7 +1,8 @@
 """Every phase the core can reach × every input type: ``step`` takes exactly what its table says.
 
 Hypothesis walks random runs with every hook set (answering a random outstanding effect, now
-and then with an abort or a hook failure), and at each state reached feeds every kind of input,
+and then with an abort or a hook failure; tools that require approval, decide it by a function
+or are deferred make runs suspend, and ``Resumed`` takes them on with random decisions), and at each state reached feeds every kind of input,
 with the id of an outstanding effect and with an id nothing waits for. Each must be either taken
 (the pair is in ``TRANSITIONS`` and the id is awaited) or refused with the exact text, the state
 untouched. Along the way: ids are never reused and a run that ends emits one ``agent_end``.
@@ -20,7 +21,17 @@ from agentcore import (
     AfterToolCall,
     AfterToolCallDecided,
     AgentContext,
+    AgentTool,
     AgentToolResult,
+    ApprovalChecked,
+    Approve,
+    CheckApproval,
+    DecideToolCall,
+    Deny,
+    Resumed,
+    RunSuspended,
+    ToolCallDecided,
+    ToolOutput,
     ArgumentsPrepared,
     BeforeToolCall,
     BeforeToolCallDecided,
@@ -61,16 +72,21 @@ from agentcore import (
     step,
 )
 from agentcore.machine import TRANSITIONS
-from agentcore.state import Finished, RunningTools
+from agentcore.state import Finished, RunningTools, Suspended
 
 from .world import call, reply, stream_events
 
 HOOKS = frozenset({
     "get_steering_messages", "get_follow_up_messages", "transform_context", "convert_to_llm",
-    "prepare_next_turn", "should_stop_after_turn", "before_tool_call", "after_tool_call",
+    "prepare_next_turn", "should_stop_after_turn", "before_tool_call", "after_tool_call", "decide_tool_call",
 })
 TOOLS = (ToolSpec("echo", parameters={"type": "object"}),
-         ToolSpec("prep", parameters={"type": "object"}, has_prepare_arguments=True, execution_mode="sequential"))
+         ToolSpec("prep", parameters={"type": "object"}, has_prepare_arguments=True, execution_mode="sequential"),
+         AgentTool("ask", "ask", "", {"type": "object"}, print, requires_approval=True),
+         AgentTool("maybe", "maybe", "", {"type": "object"}, print, requires_approval=bool),
+         AgentTool("later", "later", "", {"type": "object"}, print, deferred=True))
+NO_FIT = (("nope", Approve()),)
+"""The decisions every probe feeds a suspended run: they fit no pending call."""
 USER = UserMessage("hi", timestamp=1)
 OK = AgentToolResult((TextContent("ok"),))
 
@@ -85,7 +101,8 @@ def every_input(id_: int) -> list[Any]:
         ArgumentsPrepared(id_, {}, 9), BeforeToolCallDecided(id_, None, 9), ToolUpdated(id_, 1, 9),
         ToolFinished(id_, OK, 9), ToolFailed(id_, "bad", 9), ToolTimedOut(id_, 5, 9),
         AfterToolCallDecided(id_, None, 9), NextTurnPrepared(id_, None, 9), StopAfterTurnDecided(id_, False, 9),
-        HookFailed(id_, "boom", 9),
+        HookFailed(id_, "boom", 9), ApprovalChecked(id_, True, 9), ToolCallDecided(id_, None, 9),
+        Resumed(NO_FIT, 9),
     ]
 
 
@@ -94,8 +111,14 @@ def answers(effect: Any, pick: int) -> Any:
     id_ = effect.id
     if isinstance(effect, CallLlm):
         replies = [reply("done"), reply(call(f"c{id_}", "echo"), call(f"d{id_}", "prep")),
-                   reply(call(f"e{id_}", "echo"))]
-        return [StreamEventReceived(id_, ev, 2) for ev in stream_events(replies[pick % 3])]
+                   reply(call(f"e{id_}", "echo")),
+                   reply(call(f"a{id_}", "ask"), call(f"m{id_}", "maybe"), call(f"l{id_}", "later")),
+                   reply(call(f"p{id_}", "prep"), call(f"q{id_}", "ask"))]
+        return [StreamEventReceived(id_, ev, 2) for ev in stream_events(replies[pick % 5])]
+    if isinstance(effect, DecideToolCall):
+        fits = Approve() if effect.pending.waits_for == "approval" else ToolOutput("out")
+        return [[ToolCallDecided(id_, None, 2), ToolCallDecided(id_, fits, 2),
+                 ToolCallDecided(id_, Deny("no"), 2)][pick % 3]]
     options: dict[type, list[Any]] = {
         PollSteering: [SteeringPolled(id_, (), 2), SteeringPolled(id_, (UserMessage("s"),), 2)],
         PollFollowUps: [FollowUpsPolled(id_, (), 2), FollowUpsPolled(id_, (UserMessage("f"),), 2)],
@@ -106,6 +129,7 @@ def answers(effect: Any, pick: int) -> Any:
                          BeforeToolCallDecided(id_, BeforeToolCallResult(block=True, reason="no"), 2)],
         ExecuteTool: [ToolFinished(id_, OK, 2), ToolFailed(id_, "bad", 2), ToolTimedOut(id_, 5, 2)],
         AfterToolCall: [AfterToolCallDecided(id_, None, 2)],
+        CheckApproval: [ApprovalChecked(id_, True, 2), ApprovalChecked(id_, False, 2)],
         PrepareNextTurn: [NextTurnPrepared(id_, None, 2)],
         ShouldStopAfterTurn: [StopAfterTurnDecided(id_, False, 2), StopAfterTurnDecided(id_, True, 2)],
     }
@@ -127,6 +151,11 @@ def expected_refusal(s: LoopState, inp: Any) -> str | None:
         if not s.messages:
             return "Cannot continue: no messages in context"
         return "Cannot continue from message role: assistant" if s.messages[-1].role == "assistant" else None
+    if isinstance(inp, Resumed):
+        assert isinstance(phase, Suspended)
+        missing = [p.tool_call_id for p in phase.pending]
+        return (f"Cannot resume: no decision for pending tool call{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)}; no pending tool call nope")
     if id_ is None:
         return None
     if isinstance(phase, RunningTools):
@@ -143,7 +172,8 @@ def expected_refusal(s: LoopState, inp: Any) -> str | None:
 _STEPS: dict[type, tuple[str, ...]] = {
     ArgumentsPrepared: ("preparing",), BeforeToolCallDecided: ("checking",), ToolUpdated: ("running",),
     ToolFinished: ("running",), ToolFailed: ("running",), ToolTimedOut: ("running",),
-    AfterToolCallDecided: ("finishing",), HookFailed: ("preparing", "checking", "finishing"),
+    AfterToolCallDecided: ("finishing",), ApprovalChecked: ("approving",), ToolCallDecided: ("deciding",),
+    HookFailed: ("preparing", "checking", "approving", "deciding", "finishing"),
 }
 
 
@@ -161,7 +191,24 @@ def probe(s: LoopState, outstanding: dict[int, Any]) -> set[tuple[str, str]]:
             else:
                 rejection = result.failure()
                 assert (rejection.reason, rejection.phase, rejection.input) == (refusal, s.phase.name, inp.type)
+    if isinstance(s.phase, Suspended):  # and decisions that fit
+        assert step(s, decisions(s.phase, 1)).__class__.__name__ == "Success"
+        taken.add(("suspended", "resumed"))
     return taken
+
+
+def decisions(phase: Suspended, pick: int) -> Resumed:
+    """Decisions that fit every pending call (``pick`` chooses approve or deny, edits, results)."""
+    out = []
+    for i, p in enumerate(phase.pending):
+        kind = (pick + i) % 3
+        if kind == 0:
+            out.append((p.tool_call_id, Deny("no" if i % 2 else None)))
+        elif p.waits_for == "result":
+            out.append((p.tool_call_id, ToolOutput("out", is_error=kind == 2)))
+        else:
+            out.append((p.tool_call_id, Approve({"edited": True} if kind == 2 else None)))
+    return Resumed(tuple(out), 3)
 
 
 def walk(picks: list[int], mode: str, history: tuple[Any, ...] = ()) -> set[tuple[str, str]]:
@@ -178,6 +225,9 @@ def walk(picks: list[int], mode: str, history: tuple[Any, ...] = ()) -> set[tupl
         for e in effects:
             if isinstance(e, Emit):
                 ends += e.event.type == "agent_end"
+                assert e.event.type != "agent_suspended" or e is effects[-2]  # last but the RunSuspended
+            elif isinstance(e, RunSuspended):
+                assert e is effects[-1] and isinstance(s.phase, Suspended)
             elif not isinstance(e, RunEnded) and e.type != "cancel_llm":
                 assert e.id not in seen_ids, f"id {e.id} used twice"
                 seen_ids.add(e.id)
@@ -189,7 +239,9 @@ def walk(picks: list[int], mode: str, history: tuple[Any, ...] = ()) -> set[tupl
             break
         taken |= probe(s, outstanding)
         ids = waiting_ids(s, outstanding)
-        if pick == 11 or not ids:
+        if isinstance(s.phase, Suspended) and pick != 11:
+            inputs = [decisions(s.phase, pick)]
+        elif pick == 11 or not ids:
             inputs = [AbortRequested(3)]
         elif pick == 10 and not isinstance(outstanding[ids[0]], (CallLlm, ExecuteTool)):
             inputs = [HookFailed(ids[0], "boom", 3)]
@@ -222,9 +274,11 @@ EXPECTED: dict[str, set[str]] = {
     "awaiting_convert": {"context_converted", *HOOK_ANSWER},
     "streaming": {"stream_event_received", "stream_failed", "abort_requested"},
     "running_tools": {"arguments_prepared", "before_tool_call_decided", "tool_updated", "tool_finished",
-                      "tool_failed", "tool_timed_out", "after_tool_call_decided", *HOOK_ANSWER},
+                      "tool_failed", "tool_timed_out", "after_tool_call_decided", "approval_checked",
+                      "tool_call_decided", *HOOK_ANSWER},
     "awaiting_next_turn": {"next_turn_prepared", *HOOK_ANSWER},
     "awaiting_stop_decision": {"stop_after_turn_decided", *HOOK_ANSWER},
+    "suspended": {"resumed", "abort_requested"},
 }
 """The loop's table written out: phase → the inputs it takes (with the right id). Finished takes
 nothing."""

@@ -1,0 +1,124 @@
+"""The Agent's side of suspension: ``pending``, ``approve`` / ``deny`` / ``supply``, ``resume()``,
+the state saved with its suspension and restored in a new agent, and what it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from agentcore import Model, PendingCall
+from agentcore.codec import from_json, to_json
+from interpreters import ScriptedModel, SyncAgent, tool
+from interpreters.agent import Agent, AgentBusyError
+from interpreters.scripted import Reply, ScriptedCall
+
+from clocks import clock
+
+
+@tool(requires_approval=True)
+def send(to: str, text: str) -> str:
+    """Send an email."""
+    return f"sent to {to}"
+
+
+@tool(deferred=True)
+def sign(document: str) -> str:
+    """A person signs a document."""
+    raise AssertionError("never executed")
+
+
+def reply(context: Any, n: int) -> Reply | str:
+    done = [m for m in context.messages if m.role == "toolResult"]
+    if not done:
+        return Reply(tool_calls=[ScriptedCall("send", {"to": "bob", "text": "hi"}, "e1"),
+                                 ScriptedCall("sign", {"document": "lease"}, "s1")])
+    return "Finished: " + ", ".join(m.content[0].text for m in done)
+
+
+def new_agent(**kw: Any) -> Agent:
+    return Agent(model=Model(id="m"), tools=[send, sign], stream_fn=ScriptedModel(reply, clock=clock), clock=clock,
+                 **kw)
+
+
+def test_the_agent_suspends_takes_decisions_and_resumes() -> None:
+    async def main() -> None:
+        agent = new_agent()
+        seen: list[str] = []
+        agent.subscribe(lambda event: seen.append(event.type))
+        await agent.prompt("Email Bob and get the lease signed.")
+        assert seen[-1] == "agent_suspended" and not agent.state.is_streaming and not agent.is_running
+        assert [(p.tool_call_id, p.waits_for) for p in agent.pending] == [("e1", "approval"), ("s1", "result")]
+        assert [m.role for m in agent.state.messages] == ["user", "assistant"]
+        with pytest.raises(AgentBusyError, match=r"Agent is suspended: tool calls wait for decisions \(e1, s1\)"):
+            await agent.prompt("something else")
+        agent.approve("e1", arguments={"to": "bob@example.com", "text": "hi"})
+        with pytest.raises(ValueError, match=r"^Cannot resume: no decision for pending tool call s1$"):
+            await agent.resume()
+        assert not agent.is_running and agent.pending  # nothing lost
+        with pytest.raises(ValueError, match=r"tool call s1 waits for a result \(ToolOutput or Deny\), not Approve"):
+            agent.approve("s1")
+        with pytest.raises(KeyError, match="no pending tool call x9"):
+            agent.deny("x9")
+        agent.supply("s1", "signed by Ann")
+        await agent.resume()
+        assert seen[-1] == "agent_end" and agent.pending == () and agent.state.suspension is None
+        assert agent.state.messages[-1].text == "Finished: sent to bob@example.com, signed by Ann"
+        with pytest.raises(RuntimeError, match="Agent is not suspended"):
+            await agent.resume()
+
+    asyncio.run(main())
+
+
+def test_the_state_is_saved_with_its_suspension_and_restored_in_another_agent() -> None:
+    async def main() -> None:
+        first = new_agent()
+        await first.prompt("Email Bob and get the lease signed.")
+        stored = json.dumps(to_json(first.state.suspension))
+        second = new_agent()
+        second.restore(from_json(json.loads(stored)))
+        assert second.pending == first.pending and second.state.messages == first.state.messages
+        second.deny("e1", "not today")
+        second.supply("s1", "unsigned", is_error=True)
+        await second.resume()
+        assert second.state.messages[-1].text == "Finished: not today, unsigned"
+        assert [m.is_error for m in second.state.messages if m.role == "toolResult"] == [True, True]
+
+    asyncio.run(main())
+
+
+def test_reset_forgets_the_suspension() -> None:
+    async def main() -> None:
+        agent = new_agent()
+        await agent.prompt("go")
+        agent.reset()
+        assert agent.pending == () and agent.state.suspension is None and agent.state.messages == []
+
+    asyncio.run(main())
+
+
+def test_the_sync_agent_has_the_same_calls() -> None:
+    with SyncAgent(new_agent()) as agent:
+        agent.prompt("go")
+        assert [p.tool_call_id for p in agent.pending] == ["e1", "s1"]
+        assert isinstance(agent.pending[0], PendingCall)
+        agent.approve("e1")
+        agent.supply("s1", "done")
+        agent.resume()
+        assert agent.state.messages[-1].text == "Finished: sent to bob, done"
+
+
+def test_decide_tool_call_passes_through_the_agent() -> None:
+    from agentcore import Approve, ToolOutput
+
+    def decide(pending: PendingCall) -> Any:
+        return Approve() if pending.waits_for == "approval" else ToolOutput("ok")
+
+    async def main() -> None:
+        agent = new_agent(decide_tool_call=decide)
+        await agent.prompt("go")
+        assert agent.pending == () and agent.state.messages[-1].text == "Finished: sent to bob, ok"
+
+    asyncio.run(main())
