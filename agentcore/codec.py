@@ -65,6 +65,7 @@ __all__ = [
     "from_json",
     "json_form",
     "loads",
+    "parse",
     "prepared",
     "register",
     "to_json",
@@ -240,9 +241,41 @@ def _hook(value: Any) -> Any:
 
 
 _ENCODER: Final = msgspec.json.Encoder(enc_hook=_hook)
-encode_bytes: Final = _ENCODER.encode
-"""Prepared data (or any record that needs no preparing) as compact JSON ``bytes``."""
-_parse: Final = msgspec.json.Decoder().decode
+_encode: Final = _ENCODER.encode
+_decode_json: Final = msgspec.json.Decoder().decode
+
+
+def encode_bytes(value: Any) -> bytes:
+    """Prepared data (see :func:`prepared`; a record that needs no preparing, too) as compact
+    JSON ``bytes``, UTF-8.
+
+    A string that UTF-8 cannot hold (a lone surrogate, such as half of an emoji cut by a stream)
+    is written as a JSON escape (``"\\ud83d"``), and then every non-ASCII character of that
+    value is: the text stays valid JSON and :func:`parse` gives the same string back.
+
+    >>> encode_bytes(["é", "half \\ud83d"])
+    b'["\\\\u00e9","half \\\\ud83d"]'
+    """
+    try:
+        return _encode(value)
+    except UnicodeEncodeError:
+        return json.dumps(msgspec.to_builtins(value, enc_hook=_plain_hook), ensure_ascii=True,
+                          separators=(",", ":")).encode("ascii")
+
+
+def _plain_hook(value: Any) -> Any:
+    if isinstance(value, msgspec.Raw):
+        return parse(bytes(value))
+    return _hook(value)
+
+
+def parse(data: bytes | str) -> Any:
+    """JSON text (what :func:`encode_bytes` writes) as JSON data: parsed in C, or by the
+    ``json`` module for what msgspec refuses (a lone surrogate's escape, ``NaN``)."""
+    try:
+        return _decode_json(data)
+    except msgspec.DecodeError:
+        return json.loads(data)
 
 
 def _json_text(value: Any) -> bytes:
@@ -254,7 +287,7 @@ def encode_raw(value: Any) -> Any:
     """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags."""
     if type(value) in _SCALARS:
         return value
-    return _parse(_ENCODER.encode(freeze(value)))
+    return parse(encode_bytes(freeze(value)))
 
 
 def json_form(value: Any) -> Any:
@@ -446,7 +479,7 @@ def _decode(value: Any, path: str) -> Any:
 def to_json(value: Any, *, partials: bool = True) -> Any:
     """Encode ``value`` as JSON-compatible data. ``partials=False`` drops the partial message
     of stream delta/block events (see :class:`PartialFold`)."""
-    return _parse(_ENCODER.encode(_prepare(value, partials)))
+    return parse(encode_bytes(_prepare(value, partials)))
 
 
 def from_json(data: Any) -> Any:
@@ -464,7 +497,7 @@ def try_from_json(data: Any) -> Result[Any, str]:
 
 def dumps(value: Any, *, partials: bool = True) -> str:
     """``to_json`` as compact JSON text (one line, UTF-8 kept)."""
-    return _ENCODER.encode(_prepare(value, partials)).decode("utf-8")
+    return encode_bytes(_prepare(value, partials)).decode("utf-8")
 
 
 def loads(text: str) -> Any:

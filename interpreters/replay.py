@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import msgspec
 from returns.result import Failure
 
 from agentcore.records import replace
@@ -56,7 +55,7 @@ from agentcore import (
     ToolUpdated,
     step,
 )
-from agentcore.codec import encode_bytes, to_json
+from agentcore.codec import encode_bytes, parse, to_json
 from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
 from agentcore.effects import RunSuspended
@@ -201,9 +200,6 @@ def _strip(value: Any, keys: frozenset[str]) -> Any:
     if isinstance(value, list):
         return [_strip(v, keys) for v in value]
     return value
-
-
-_parse: Final = msgspec.json.Decoder().decode
 
 
 def _full(effect: Effect) -> Any:
@@ -374,6 +370,8 @@ class Comparator:
                 continue
             if written is None:
                 written = entry.effects_text
+                if written is None:
+                    return False
             if texts[i] != written[i]:
                 return False
         return True
@@ -409,7 +407,7 @@ class Comparator:
                 and self._same_text(entry, effects, texts, digests):
             self.turn += sum(1 for e in recorded if e["type"] == "emit" and e["event"]["type"] == "turn_start")
             return None
-        encoded = [self._scrubbed(_parse(t)) for t in texts]
+        encoded = [self._scrubbed(parse(t)) for t in texts]
         for i, digest in digests.items():
             encoded[i] = {"type": "emit", "event": {"type": "message_update", "digest": digest}}
         base = self.turn

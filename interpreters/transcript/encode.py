@@ -1,6 +1,6 @@
 """Encoding for transcripts: inputs and effects as the JSON lines hold them.
 
-Every line is written by the codec's one encoder (:data:`agentcore.codec.encode_bytes`, msgspec's,
+Every line is written by the codec's one encoder (:func:`agentcore.codec.encode_bytes`, msgspec's,
 in C). What this module adds is what keeps a transcript linear in the size of the run:
 
 - stream events are stored without their partial message (``partials=False``) and an ``emit``
@@ -23,7 +23,7 @@ from typing import Any, Final
 import msgspec
 
 from agentcore import AgentContext, Effect, Input
-from agentcore.codec import encode_bytes, prepared, to_json
+from agentcore.codec import encode_bytes, parse, prepared, to_json
 from agentcore.effects import (
     AfterToolCall,
     BeforeToolCall,
@@ -53,9 +53,6 @@ __all__ = [
     "Memo",
     "encode_input",
 ]
-
-_parse: Final = msgspec.json.Decoder().decode
-
 
 def encode_input(inp: Input) -> Any:
     """An input as transcript JSON data: the codec's, without stream partials."""
@@ -236,7 +233,7 @@ class EffectEncoder:
 
     def encode(self, effect: Effect) -> Any:
         """``effect`` as JSON data, as a line holds it."""
-        return _parse(encode_bytes(self.effect(effect)))
+        return parse(encode_bytes(self.effect(effect)))
 
     def line(self, step: int, inp: Input, effects: Sequence[Effect], header: Any = None) -> str:
         """The step line of ``inp`` and its ``effects`` (with its newline)."""

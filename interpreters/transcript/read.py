@@ -66,9 +66,13 @@ class Entry:
     _effects: tuple[Effect, ...] | None = None
 
     @property
-    def effects_text(self) -> list[bytes]:
-        """The JSON text of each recorded effect, as the line holds it (``$seq`` deltas and all)."""
-        return [bytes(raw) for raw in _effects_of(self.text.encode("utf-8")).effects]
+    def effects_text(self) -> list[bytes] | None:
+        """The JSON text of each recorded effect, as the line holds it (``$seq`` deltas and all);
+        ``None`` for a line msgspec does not parse (one with a lone surrogate's escape)."""
+        try:
+            return [bytes(raw) for raw in _effects_of(self.text.encode("utf-8")).effects]
+        except (msgspec.DecodeError, UnicodeEncodeError):
+            return None
 
     @property
     def effects(self) -> tuple[Effect, ...]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agentcore import (
     AgentContext,
@@ -332,7 +333,7 @@ class TranscriptRecorder(Journal):
             self._buffer.append(line)
             line = "".join(self._buffer)
             self._buffer.clear()
-        self._write_bytes(line.encode("utf-8"))
+        self._write_bytes(_utf8(line))
 
     def _write_bytes(self, data: bytes) -> None:
         done = self._file.write(data)
@@ -352,7 +353,7 @@ class TranscriptRecorder(Journal):
             self._buffer.append(self._end_run())
         if not self._buffer or self._file is None:
             return
-        data = "".join(self._buffer).encode("utf-8")
+        data = _utf8("".join(self._buffer))
         self._buffer.clear()
         if os.fstat(self._file.fileno()).st_size != self._size:
             held = data.count(b"\n")
@@ -380,6 +381,19 @@ class TranscriptRecorder(Journal):
             self.close()
         except Exception:
             pass
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """Lines as UTF-8. A lone surrogate (half of an emoji cut by a stream), which UTF-8 cannot
+    hold, can only stand inside a JSON string of a line: it is written as its JSON escape there,
+    which reads back as the same string."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text).encode("utf-8")
 
 
 def _locked(path: Path, *, truncate: bool) -> Any:

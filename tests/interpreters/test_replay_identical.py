@@ -182,3 +182,25 @@ def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: 
     assert dict(result.messages[2].details) == {"when": "2026-12-01T20:05:00Z", "amount": "1.10",
                                                 "tags": ("a", "b"), "raw": "AAE=", "colour": "red",
                                                 "thing": "Opaque(42)"}
+
+
+def test_text_utf_8_cannot_hold_is_recorded_escaped_and_replays_identically(flavour: Flavour, tmp_path: Path) -> None:
+    # A lone surrogate (half of an emoji, as a stream cut between two chunks gives it) in a tool's
+    # result and in the model's text: no UTF-8 for it, so its line is written with JSON escapes.
+    from interpreters import ScriptedModel, tool
+    from interpreters.scripted import tool_call
+
+    @tool
+    def half() -> str:
+        """Half an emoji."""
+        return "half \ud83d of it, é"
+
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext("", [], [half]), AgentLoopConfig(model=MODEL)
+    _, messages = flavour.record(path, "go", ctx, cfg, ScriptedModel([tool_call("half", {}), "said \udc00"]))
+    assert messages[2].content[0].text == "half \ud83d of it, é" and messages[-1].text == "said \udc00"
+    text = path.read_bytes().decode("utf-8")  # valid UTF-8 throughout
+    assert '"half \\ud83d of it, \\u00e9"' in text
+    t = read_transcript(path)
+    result = replay(t)
+    assert result.finished and result.messages == messages
