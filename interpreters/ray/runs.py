@@ -65,6 +65,8 @@ PROBE_AGAIN_SECONDS = 1.0
 """How long after an unreachable answer a suspect worker is probed again."""
 WAIT_SECONDS = 0.5
 """The longest the driver's loop waits before it looks at its timers and the membership again."""
+STOP_WAIT_SECONDS = 10.0
+"""How long the end of a call waits for Ray to confirm that the workers it killed are dead."""
 
 _RESERVED_OPTIONS = {
     "scheduling_strategy": "run_many pins its workers to their nodes itself",
@@ -368,12 +370,21 @@ class _Driver:
                 self.ray.cancel(ref, force=False)
             except Exception:
                 pass
+        killed = []
         for slot in self.slots:
             if slot.state != "dead":
                 try:
                     self.ray.kill(slot.actor, no_restart=True)
+                    killed.append(slot.actor.status.remote())
                 except Exception:
                     pass
+        # Wait (a little) until Ray has the workers dead, so that a run_many started right after
+        # over the same directory does not resume a transcript that a killed worker still writes.
+        if killed:
+            try:
+                self.ray.wait(killed, num_returns=len(killed), timeout=STOP_WAIT_SECONDS)
+            except Exception:
+                pass
 
 
 def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, settings: _Settings, progress: bool,
