@@ -250,8 +250,8 @@ class _Driver:
         attempts are used up."""
         attempt.last_error = why
         if attempt.attempts > self.s.max_retries:
-            self.out.append(self.failed(attempt.job, f"{why} (the run was lost {attempt.attempts} times; "
-                                                     f"max_retries={self.s.max_retries})"))
+            self.out.append(self.failed(attempt.job, f"{why} (the run lost its worker {attempt.attempts} times; "
+                                                     f"max_retries={self.s.max_retries})", attempts=attempt.attempts))
             return
         attempt.attempts += 1
         self.retry.append(attempt)

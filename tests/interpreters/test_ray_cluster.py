@@ -363,6 +363,9 @@ def test_a_lost_node_loses_no_run(cluster: LocalCluster, tmp_path: Path) -> None
 
     # Recovery is bounded: Ray declares the node dead (about 15 s with its defaults), then the
     # runs resume; recovery_timeout (60 s by default) bounds the wait whatever Ray does.
+    # While the lost runs waited, the others' results kept coming.
+    first_resumed = min(arrived[j] for j in lost)
+    assert any(at_loss["time"] < arrived[j] < first_resumed for j in results if j not in lost)
     recovery = max(arrived[j] for j in lost) - at_loss["time"]
     assert recovery < 60 + 15, recovery
 
