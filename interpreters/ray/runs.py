@@ -57,7 +57,7 @@ from .jobs import JobLike, RunJob, RunResult, as_job, transcript_name
 from .progress import Progress
 from .worker import RunWorker, WorkerSpec, WorkerStatus
 
-__all__ = ["run_many"]
+__all__ = ["Attempt", "Driver", "Settings", "Slot", "run_many"]
 
 NODE_POLL_SECONDS = 1.0
 """How often the driver reads the cluster's membership (in its watcher thread)."""
@@ -140,13 +140,15 @@ def run_many(
     total = len(jobs) if isinstance(jobs, Sized) else None
     spec = WorkerSpec(str(Path(transcripts_dir).resolve()), config_factory, stream_fn_factory, tools_factory,
                       clock, flush, fsync, tuple(secrets))
-    return _drive(jobs, total, spec, _Settings(max_concurrency_per_node, workers_per_node, max_retries,
+    return _drive(jobs, total, spec, Settings(max_concurrency_per_node, workers_per_node, max_retries,
                                                float(recovery_timeout), existing, options),
                   progress, address, init_options)
 
 
 @dataclass(frozen=True, slots=True)
-class _Settings:
+class Settings:
+    """The options of one :func:`run_many` call that the driver acts on."""
+
     per_node: int
     workers_per_node: int | None
     max_retries: int
@@ -167,7 +169,7 @@ def _split(total: int, parts: int) -> list[int]:
 
 
 @dataclass(slots=True)
-class _Attempt:
+class Attempt:
     """A job the driver has taken from the source, with the attempts it has used so far."""
 
     job: RunJob
@@ -176,7 +178,7 @@ class _Attempt:
 
 
 @dataclass(slots=True)
-class _Slot:
+class Slot:
     """One worker actor as the driver sees it."""
 
     actor: Any
@@ -184,26 +186,26 @@ class _Slot:
     capacity: int
     state: Literal["up", "suspect", "dead"] = "up"
     inflight: int = 0
-    held: list[_Attempt] = field(default_factory=list)
+    held: list[Attempt] = field(default_factory=list)
     probe: Any = None  # the ref of the status call in flight
     probe_due: float = 0.0
     suspect_since: float = 0.0
     reason: str = ""
 
 
-class _Driver:
+class Driver:
     """The state of one :func:`run_many` call (see the module docstring)."""
 
-    def __init__(self, ray: Any, spec: WorkerSpec, settings: _Settings) -> None:
+    def __init__(self, ray: Any, spec: WorkerSpec, settings: Settings) -> None:
         self.ray = ray
         self.spec = spec
         self.s = settings
         self.worker_cls = ray.remote(RunWorker)
-        self.slots: list[_Slot] = []
+        self.slots: list[Slot] = []
         self.nodes: set[str] = set()  # every node that was given workers, alive or not
-        self.inflight: dict[Any, tuple[_Attempt, _Slot]] = {}
-        self.probes: dict[Any, _Slot] = {}
-        self.retry: deque[_Attempt] = deque()
+        self.inflight: dict[Any, tuple[Attempt, Slot]] = {}
+        self.probes: dict[Any, Slot] = {}
+        self.retry: deque[Attempt] = deque()
         self.out: list[RunResult] = []
 
     # -- the cluster
@@ -230,22 +232,22 @@ class _Driver:
                 max_restarts=-1, max_task_retries=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
             ).remote(self.spec, share)
-            self.slots.append(_Slot(actor, node.node_id, share))
+            self.slots.append(Slot(actor, node.node_id, share))
 
     def live(self) -> bool:
         return any(s.state != "dead" for s in self.slots)
 
     # -- handing out jobs
 
-    def free_slot(self) -> _Slot | None:
+    def free_slot(self) -> Slot | None:
         free = [s for s in self.slots if s.state == "up" and s.inflight < s.capacity]
         return min(free, key=lambda s: s.inflight / s.capacity) if free else None
 
-    def submit(self, attempt: _Attempt, slot: _Slot) -> None:
+    def submit(self, attempt: Attempt, slot: Slot) -> None:
         slot.inflight += 1
         self.inflight[slot.actor.run.remote(attempt.job)] = (attempt, slot)
 
-    def again(self, attempt: _Attempt, why: str) -> None:
+    def again(self, attempt: Attempt, why: str) -> None:
         """Hand ``attempt`` out again (it resumes from its transcript), or fail it when its
         attempts are used up."""
         attempt.last_error = why
@@ -262,17 +264,17 @@ class _Driver:
 
     # -- workers that went away
 
-    def suspect(self, slot: _Slot, now: float) -> None:
+    def suspect(self, slot: Slot, now: float) -> None:
         if slot.state == "up":
             slot.state = "suspect"
             slot.suspect_since = now
             self.send_probe(slot)
 
-    def send_probe(self, slot: _Slot) -> None:
+    def send_probe(self, slot: Slot) -> None:
         slot.probe = slot.actor.status.remote()
         self.probes[slot.probe] = slot
 
-    def drop(self, slot: _Slot, why: str) -> None:
+    def drop(self, slot: Slot, why: str) -> None:
         """The worker is gone for good: kill it (in case it still runs somewhere) and hand its
         runs out again."""
         if slot.state == "dead":
@@ -387,11 +389,11 @@ class _Driver:
                 pass
 
 
-def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, settings: _Settings, progress: bool,
+def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, settings: Settings, progress: bool,
            address: str | None, init_options: Mapping[str, Any] | None) -> Iterator[RunResult]:
     ray = ensure_ray(address, init_options)
     Path(spec.transcripts_dir).mkdir(parents=True, exist_ok=True)
-    driver = _Driver(ray, spec, settings)
+    driver = Driver(ray, spec, settings)
     watcher = NodeWatcher(ray, NODE_POLL_SECONDS)
     watcher.start()
     display = Progress("run_many", total, progress)
@@ -425,7 +427,7 @@ def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, setting
                 seen.add(name)
                 if settings.existing == "overwrite":
                     Path(spec.transcripts_dir, name).unlink(missing_ok=True)
-                driver.submit(_Attempt(job), slot)
+                driver.submit(Attempt(job), slot)
             for result in driver.out:
                 display.advance(result.ok)
                 yield result
