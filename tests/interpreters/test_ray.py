@@ -141,6 +141,57 @@ def broken_config(job: Any) -> AgentLoopConfig:
     raise RuntimeError("no config today")
 
 
+@pytest.mark.parametrize(("options", "message"), [
+    ({"worker_options": {"scheduling_strategy": "SPREAD"}},
+     "worker_options cannot set 'scheduling_strategy': run_many pins its workers to their nodes itself"),
+    ({"worker_options": {"max_task_retries": 5}},
+     "worker_options cannot set 'max_task_retries': set max_retries instead"),
+    ({"recovery_timeout": 0}, "recovery_timeout must be a positive number of seconds, not 0"),
+    ({"max_retries": -1}, "max_retries must be an int of at least 0, not -1"),
+    ({"workers_per_node": 0}, "workers_per_node must be None (one per CPU) or an int of at least 1, not 0"),
+    ({"max_concurrency_per_node": 0}, "max_concurrency_per_node must be an int of at least 1, not 0"),
+])
+def test_bad_options_are_refused_before_anything_runs(tmp_path: Path, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        run_many([("hi", AgentContext())], config_factory=config_factory, transcripts_dir=tmp_path, **options)
+    assert str(info.value).startswith(message)
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- a run that kills its worker every time
+
+
+def suicide_tools(job: Any) -> list[AgentTool]:
+    markers = Path(job.data)
+
+    @tool
+    def crash() -> str:
+        """Take the process down."""
+        (markers / f"crash-{uuid.uuid4().hex}").touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+        return "unreachable"
+
+    return [crash]
+
+
+def crash_stream_fn(job: Any) -> ScriptedModel:
+    return ScriptedModel([Reply(tool_calls=[ScriptedCall("crash", {}, "x1")]), "Survived."])
+
+
+def test_a_run_that_keeps_losing_its_worker_fails_after_max_retries(tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    [result] = list(run_many([RunJob("crasher", "Crash.", AgentContext(), data=str(markers))],
+                             config_factory=config_factory, stream_fn_factory=crash_stream_fn,
+                             tools_factory=suicide_tools, clock=clock, transcripts_dir=tmp_path / "runs",
+                             max_retries=1, progress=False))
+    assert not result.ok and result.attempts == 2
+    assert result.error is not None
+    assert result.error.startswith("ActorUnavailableError: ") or result.error.startswith("ActorDiedError: ")
+    assert result.error.endswith("(the run lost its worker 2 times; max_retries=1)")
+    assert len(list(markers.iterdir())) == 2  # the first attempt and one retry, resumed at the tool call
+
+
 # -- a worker killed in a tool call
 
 

@@ -1,0 +1,142 @@
+"""The worker side of :func:`interpreters.ray.run_many`: one async Ray actor per worker process,
+carrying many runs at once in its event loop, each an ordinary asyncio run recording its
+transcript (or resuming it, when one exists).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcore import AgentLoopConfig, AgentMessage, AgentTool
+from agentcore.records import replace
+
+from ..clock import now_ms
+from ..driver import failure_text
+from ..resuming import aresume
+from ..transcript import FlushMode, TranscriptRecorder
+from .jobs import RunJob, RunResult, transcript_name
+
+__all__ = ["RunWorker", "WorkerSpec", "WorkerStatus", "current_node_id", "resumable", "run_job"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """Everything a worker needs besides the job (pickled once per worker)."""
+
+    transcripts_dir: str
+    config_factory: Callable[[RunJob], AgentLoopConfig]
+    stream_fn_factory: Callable[[RunJob], Any] | None
+    tools_factory: Callable[[RunJob], Sequence[AgentTool]] | None
+    clock: Callable[[], int] | None
+    flush: FlushMode
+    fsync: bool
+    secrets: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStatus:
+    """A worker's answer to the driver's probe: which process, on which node, carrying which runs."""
+
+    pid: int
+    node_id: str | None
+    running: tuple[str, ...]
+
+
+def resumable(path: Path) -> bool:
+    """True when ``path`` holds a header and at least one complete step line; otherwise (no
+    file, an empty one, a header alone or torn by a crash) the run starts afresh."""
+    try:
+        with open(path, "rb") as f:
+            return f.readline().endswith(b"\n") and f.readline().endswith(b"\n")
+    except FileNotFoundError:
+        return False
+
+
+async def run_job(job: RunJob, spec: WorkerSpec) -> RunResult:
+    """Carry out one job in this process with the asyncio interpreter, resuming its transcript
+    when one exists."""
+    from .. import aio
+
+    started = time.perf_counter()
+    path = Path(spec.transcripts_dir) / transcript_name(job.id)
+    resumed = False
+    messages: list[AgentMessage] = []
+    error: str | None = None
+    clock = spec.clock or now_ms
+    try:
+        config = spec.config_factory(job)
+        stream_fn = spec.stream_fn_factory(job) if spec.stream_fn_factory is not None else None
+        context = job.context
+        if spec.tools_factory is not None:
+            context = replace(context, tools=tuple(spec.tools_factory(job)))
+        if resumable(path):
+            resumed = True
+            stream = aresume(path, config, context.tools, stream_fn, clock=clock, secrets=spec.secrets,
+                             flush=spec.flush, fsync=spec.fsync)
+            messages = await stream.result()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            recorder = TranscriptRecorder(path, context, config, flush=spec.flush, fsync=spec.fsync,
+                                          interpreter="asyncio", secrets=spec.secrets)
+            try:
+                messages = await aio.agent_loop(job.prompts, context, config, stream_fn=stream_fn,
+                                                journal=recorder, clock=clock).result()
+            finally:
+                recorder.close()
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {failure_text(exc)}"
+    return RunResult(job.id, tuple(messages), str(path), error, resumed, os.getpid(), current_node_id(),
+                     time.perf_counter() - started)
+
+
+_NODE_ID: list[str | None] = []
+
+
+def current_node_id() -> str | None:
+    """The Ray node this process runs on (``None`` outside Ray), looked up once."""
+    if not _NODE_ID:
+        ray = sys.modules.get("ray")
+        if ray is None or not ray.is_initialized():
+            return None
+        _NODE_ID.append(ray.get_runtime_context().get_node_id())
+    return _NODE_ID[0]
+
+
+class RunWorker:
+    """The body of the async Ray actor that carries out runs (one process, many runs).
+
+    A job is run once per process however many times it is asked for: a second ``run`` of a job
+    that is still running waits for the first one. (The driver asks again when it lost sight of
+    the worker for a moment and finds it, on the same process, still carrying the job.)
+    """
+
+    def __init__(self, spec: WorkerSpec, capacity: int) -> None:
+        self.spec = spec
+        self.capacity = capacity
+        self.executor: ThreadPoolExecutor | None = None
+        self.running: dict[str, asyncio.Task[RunResult]] = {}
+
+    async def run(self, job: RunJob) -> RunResult:
+        if self.executor is None:
+            # Sync tools, hooks and stream functions run in the loop's default executor: size it
+            # for the runs this worker carries, not for its CPUs.
+            self.executor = ThreadPoolExecutor(max_workers=max(32, 2 * self.capacity),
+                                               thread_name_prefix="agentcore-ray")
+            asyncio.get_running_loop().set_default_executor(self.executor)
+        task = self.running.get(job.id)
+        if task is None:
+            task = asyncio.ensure_future(run_job(job, self.spec))
+            self.running[job.id] = task
+            task.add_done_callback(lambda _: self.running.pop(job.id, None))
+        return await asyncio.shield(task)
+
+    async def status(self) -> WorkerStatus:
+        return WorkerStatus(os.getpid(), current_node_id(), tuple(self.running))
