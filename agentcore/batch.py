@@ -76,6 +76,7 @@ from .texts import (
     DENIED_TEXT,
     SUSPENDED_TEXT,
     approval_required_text,
+    bad_decision_text,
     decisions_problem_text,
     deferred_text,
     wrong_decision_text,
@@ -88,7 +89,7 @@ from .texts import (
 )
 from .tools import AgentToolResult, PendingCall, error_result, validate_arguments
 
-__all__ = ["ANSWERS", "BatchDone", "BatchPaused", "ToolAnswer", "abort", "answer", "decide", "decisions_problem",
+__all__ = ["ANSWERS", "BatchDone", "BatchPaused", "ToolAnswer", "abort", "answer", "decide", "decision_problem", "decisions_problem",
            "problem", "slot_of", "start"]
 
 ToolAnswer: TypeAlias = (ArgumentsPrepared | BeforeToolCallDecided | ToolUpdated | ToolFinished | ToolFailed
@@ -231,7 +232,7 @@ def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[s
     for call_id, decision in decisions:
         p = by_id.get(call_id)
         if p is not None:
-            problem = _wrong_kind(p, decision)
+            problem = decision_problem(p, decision)
             if problem is not None:
                 wrong.append(problem)
     if missing or extra or repeated or wrong:
@@ -239,12 +240,22 @@ def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[s
     return None
 
 
-def _wrong_kind(p: PendingCall, decision: Any) -> str | None:
+def decision_problem(p: PendingCall, decision: Any) -> str | None:
+    """Why ``decision`` cannot be taken for the pending call ``p`` (``None`` when it can): the
+    wrong kind for what the call waits for, or a decision holding what it cannot (a ``Deny``
+    whose reason is not text, a ``ToolOutput`` whose result is not a result)."""
     if isinstance(decision, Deny):
+        if decision.reason is not None and type(decision.reason) is not str:
+            return bad_decision_text(p.tool_call_id, "Deny", "reason", decision.reason, "text")
         return None
     if isinstance(decision, Approve) and p.waits_for == "approval":
         return None
     if isinstance(decision, ToolOutput) and p.waits_for == "result":
+        if not isinstance(decision.result, AgentToolResult):
+            return bad_decision_text(p.tool_call_id, "ToolOutput", "result", decision.result,
+                                     "an AgentToolResult or a str")
+        if type(decision.is_error) is not bool:
+            return bad_decision_text(p.tool_call_id, "ToolOutput", "is_error", decision.is_error, "a bool")
         return None
     return wrong_decision_text(p.tool_call_id, p.waits_for, _kind_name(decision))
 
@@ -272,7 +283,7 @@ def problem(batch: RunningTools, inp: ToolAnswer) -> str | None:
     if slot.step not in ANSWERS[type(inp)]:
         return slot_busy_text(slot.call.id, slot.step, inp.type)
     if isinstance(inp, ToolCallDecided) and inp.decision is not None and slot.pending is not None:
-        return _wrong_kind(slot.pending, inp.decision)
+        return decision_problem(slot.pending, inp.decision)
     return None
 
 
@@ -357,9 +368,7 @@ def _apply(s: Draft, index: int, decision: Decision) -> None:
     if isinstance(decision, Deny):
         _complete(s, index, error_result(decision.reason or DENIED_TEXT), True)
     elif isinstance(decision, ToolOutput):
-        result = decision.result
-        assert isinstance(result, AgentToolResult)
-        _executed(s, index, result, decision.is_error)
+        _executed(s, index, decision.result, decision.is_error)  # type: ignore[arg-type]  # checked
     elif decision.arguments is None:
         _ready(s, index, slot.args)
     else:

@@ -61,6 +61,7 @@ the effects; the draft never escapes ``step``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
@@ -129,6 +130,7 @@ from .state import (
     RunningTools,
     Streaming,
     Suspended,
+    emitted_results,
     index_tools,
     llm_view,
 )
@@ -366,7 +368,7 @@ def _suspend(s: Draft) -> bool:
     tools = s.phase
     assert isinstance(tools, RunningTools)
     s.emit(AgentSuspendedEvent(pending))
-    s.ask(RunSuspended(tuple(s.new_messages), pending))
+    s.ask(RunSuspended(tuple(s.new_messages) + emitted_results(tools), pending))
     s.phase = Suspended(tools, pending)
     return False
 
@@ -388,11 +390,15 @@ def _end_turn(s: Draft) -> bool:
 
 
 def _check_budgets(s: Draft) -> bool:
-    """After each turn: a budget the run reached ends it (``budget_reached``, ``agent_end``)."""
+    """After each turn: a budget the run reached ends it (``budget_reached``, ``agent_end``).
+    An aborted run ends as aborted (the walk sees to it), not as one a budget ended. Costs are
+    sums of floats: ten turns of $0.10 reach a $1.00 budget though they add up to 0.999…"""
+    if s.aborted:
+        return True
     for budget, limit, used in (("max_turns", s.max_turns, s.turns),
                                 ("max_total_tokens", s.max_total_tokens, s.total_tokens),
                                 ("max_cost_usd", s.max_cost_usd, s.cost_usd)):
-        if limit is not None and used >= limit:
+        if limit is not None and (used >= limit or math.isclose(used, limit, rel_tol=1e-9)):
             s.emit(BudgetReachedEvent(budget, limit, used))  # type: ignore[arg-type]
             _end_run(s)
             return False

@@ -59,6 +59,7 @@ __all__ = [
     "Streaming",
     "Suspended",
     "Suspension",
+    "emitted_results",
     "ToolSlot",
     "index_tools",
     "initial_state",
@@ -299,6 +300,23 @@ class Suspension(Record, frozen=True):
     state: LoopState
     pending: tuple[PendingCall, ...]
     version: int = SUSPENSION_VERSION
+
+    @property
+    def messages(self) -> tuple[AgentMessage, ...]:
+        """The conversation as the run's listeners saw it when it suspended: the state's
+        messages and the tool results a sequential batch already emitted (they join the
+        state's messages when the turn ends, after the resume). An agent restored from this
+        suspension takes these as its conversation."""
+        return tuple(self.state.run.messages) + emitted_results(self.state.phase)
+
+
+def emitted_results(phase: Phase) -> tuple[ToolResultMessage, ...]:
+    """The tool results of the current batch that have had their ``message_end`` but are not in
+    the state's messages yet (a sequential batch emits each as soon as its call is done)."""
+    batch = phase.batch if isinstance(phase, Suspended) else phase
+    if not isinstance(batch, RunningTools):
+        return ()
+    return tuple(slot.message for slot in batch.slots if slot.message is not None)
 
 
 def index_tools(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:

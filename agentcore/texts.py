@@ -26,6 +26,7 @@ __all__ = [
     "SUSPENDED_TEXT",
     "approval_required_text",
     "budget_reached_text",
+    "bad_decision_text",
     "decisions_problem_text",
     "deferred_text",
     "not_suspended_text",
@@ -212,8 +213,18 @@ def wrong_decision_text(call_id: str, waits_for: str, decision: str) -> str:
     return f"tool call {call_id} waits for {_an(waits_for)} ({kinds}), not {decision}"
 
 
+def bad_decision_text(call_id: str, decision: str, field: str, value: Any, expected: str) -> str:
+    """A decision for one pending call holding what it cannot.
+
+    >>> bad_decision_text("q1", "ToolOutput", "result", 42, "an AgentToolResult or a str")
+    'the ToolOutput for tool call q1 has a result that is an int (42), not an AgentToolResult or a str'
+    """
+    return (f"the {decision} for tool call {call_id} has {_an(field)} that is {_kind(value)} "
+            f"({value!r:.60}), not {expected}")
+
+
 def _an(word: str) -> str:
-    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+    return f"an {word}" if _vowel_sound(word.lower()) else f"a {word}"
 
 
 def decisions_problem_text(missing: list[str], extra: list[str], wrong: list[str], repeated: list[str]) -> str:

@@ -66,7 +66,7 @@ from agentcore.messages import (
 from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
 from agentcore.inputs import Approve, Decision, Deny, ToolOutput
 from agentcore.state import Suspended, Suspension
-from agentcore.texts import wrong_decision_text
+from agentcore.batch import decision_problem
 
 from . import aio
 from .clock import now_ms
@@ -461,8 +461,9 @@ class Agent:
         call = pending.get(call_id)
         if call is None:
             raise KeyError(f"no pending tool call {call_id} (pending: {', '.join(pending)})")
-        if isinstance(decision, ToolOutput if call.waits_for == "approval" else Approve):
-            raise ValueError(wrong_decision_text(call_id, call.waits_for, type(decision).__name__))
+        problem = decision_problem(call, decision)
+        if problem is not None:
+            raise ValueError(problem)
         self._decisions[call_id] = decision
 
     def approve(self, call_id: str, arguments: Any = None) -> None:
@@ -485,7 +486,7 @@ class Agent:
             raise AgentBusyError(PROMPT_BUSY)
         if not isinstance(suspension, Suspension) or not isinstance(suspension.state.phase, Suspended):
             raise TypeError(f"restore() takes a Suspension, not {type(suspension).__name__}")
-        self._state.messages = list(suspension.state.messages)
+        self._state.messages = list(suspension.messages)
         self._state.suspension = suspension
         self._decisions = {}
 

@@ -116,6 +116,7 @@ from agentcore import (
     PartialAssistantMessage,
     AssistantMessage,
 )
+from agentcore.batch import decisions_problem
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
 from agentcore.state import Suspended, llm_view
@@ -1166,7 +1167,11 @@ def resumed_input(decisions: Any, suspension: Suspension, clock: Callable[[], in
                             f"{_a(type(decision).__name__)} ({_shown(decision)})")
     order = [p.tool_call_id for p in suspension.pending]
     ids = [i for i in order if i in decisions] + sorted((i for i in decisions if i not in order), key=str)
-    return Resumed(tuple((i, decisions[i]) for i in ids), clock())
+    given = tuple((i, decisions[i]) for i in ids)
+    problem = decisions_problem(suspension.pending, given)
+    if problem is not None:  # refused before anything runs or is written (the core would refuse it too)
+        raise ValueError(problem)
+    return Resumed(given, clock())
 
 
 def tool_result(name: str, value: Any) -> AgentToolResult:

@@ -1,13 +1,10 @@
-"""Adversarial tests of durable suspension and core budgets (issue 16), through the public API,
-on both interpreters.
+"""Durable suspension and core budgets in the cases between the stated ones, through the public
+API, on both interpreters.
 
 The cases sit between the ones tests/interpreters/test_suspend*.py state: mixed batches
 (parallel and sequential), hooks around a suspension, abort at a suspension, resuming twice,
 decisions that are malformed, budgets at their boundaries, transcripts of suspended runs, the
 Agent's conversation across a stored suspension.
-
-A test named ``test_bug_...`` documents a contract violation found in review (it fails on the
-code as reviewed); every other test documents behaviour worth keeping.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ import pytest
 from agentcore import (
     AgentContext,
     AgentLoopConfig,
-    AgentToolResult,
     Approve,
     BudgetReachedEvent,
     Cost,
@@ -34,7 +30,6 @@ from agentcore import (
     Model,
     PendingCall,
     Suspension,
-    TextContent,
     ToolOutput,
     Usage,
 )
@@ -196,7 +191,7 @@ def test_agent_end_is_never_in_a_suspended_segment_and_exactly_once_at_the_end(f
     assert sum(1 for seg in segments for e in seg if e.type == "agent_start") == 1
 
 
-def test_bug_a_sequential_suspension_loses_the_results_it_already_emitted_from_result(flavour: Flavour) -> None:
+def test_a_sequential_suspension_loses_the_results_it_already_emitted_from_result(flavour: Flavour) -> None:
     """``stream.result()`` is "the new messages so far", but in a sequential batch the results of
     the calls before the waiting one have had their ``message_end`` and are not in it."""
     m = model(calls(("ls", {}, "c0"), ("rm", {"path": "a"}, "c1")), "Done.")
@@ -284,7 +279,7 @@ def test_deny_on_a_deferred_call_is_an_error_result_the_model_sees(flavour: Flav
 
 
 @pytest.mark.parametrize("value", [42, None, {"text": "x"}], ids=["int", "none", "dict"])
-def test_bug_a_tool_output_that_is_not_a_result_is_a_clear_error_naming_the_id(flavour: Flavour, value: Any) -> None:
+def test_a_tool_output_that_is_not_a_result_is_a_clear_error_naming_the_id(flavour: Flavour, value: Any) -> None:
     """``ToolOutput(42)`` is accepted by the constructor and by ``resume_suspended``'s type check,
     then trips a bare ``assert`` inside the core: an ``AssertionError`` with no text (and with
     ``python -O`` a non-result would go into the state)."""
@@ -293,7 +288,7 @@ def test_bug_a_tool_output_that_is_not_a_result_is_a_clear_error_naming_the_id(f
         flavour.resume(suspension, {"q1": ToolOutput(value), "r1": Approve()}, context(), config(), m)
 
 
-def test_bug_a_deny_reason_that_is_not_text_is_refused(flavour: Flavour) -> None:
+def test_a_deny_reason_that_is_not_text_is_refused(flavour: Flavour) -> None:
     """``Deny(123)`` gives a result whose ``TextContent.text`` is the int 123 (the model is sent
     a non-string text)."""
     suspension, m = suspended_on_ask(flavour)
@@ -346,7 +341,7 @@ def test_resuming_a_transcript_twice_is_refused_with_a_clear_error(tmp_path: Pat
         SYNC.resume(suspension, {"r1": Approve()}, context(), config(), m, clock=clock, transcript=path)
 
 
-def test_bug_a_refused_resume_leaves_the_transcript_as_it_was(flavour: Flavour, tmp_path: Path) -> None:
+def test_a_refused_resume_leaves_the_transcript_as_it_was(flavour: Flavour, tmp_path: Path) -> None:
     """"Missing ... decisions raise one ValueError ..., before anything runs (the suspension is
     unchanged: try again)" -- but with ``transcript=`` the file already got a
     ``resumed_suspension`` line for a resume that never happened."""
@@ -443,7 +438,7 @@ def test_an_abort_while_the_resumed_tools_run_ends_the_run_on_their_results(flav
     assert results(messages) == [("s1", "slow 1", False), ("c0", "a b", False)]
 
 
-def test_bug_an_aborted_run_does_not_say_a_budget_ended_it(flavour: Flavour) -> None:
+def test_an_aborted_run_does_not_say_a_budget_ended_it(flavour: Flavour) -> None:
     """An abort at the resume of a run with ``max_turns=1`` ends with ``budget_reached``: the
     marker "saying which budget ended it" names a budget, but the abort ended it."""
     m = model(tool_call("rm", {"path": "a"}, "r1"), "Done.")
@@ -478,7 +473,7 @@ def test_max_turns_1_ends_after_the_first_turn_even_when_it_asked_for_tools(flav
     assert_every_call_answered_once(messages)
 
 
-def test_bug_a_cost_budget_is_reached_when_the_costs_add_up_to_it(flavour: Flavour) -> None:
+def test_a_cost_budget_is_reached_when_the_costs_add_up_to_it(flavour: Flavour) -> None:
     """Ten turns at $0.10 reach ``max_cost_usd=1.0``; the float sum is 0.9999999999999999, so the
     run takes an eleventh turn and reports ``used=1.0999999999999999``."""
     m = model(*looping(20, cost=0.1))
@@ -617,7 +612,7 @@ def test_steering_and_follow_ups_queued_while_suspended_reach_the_resumed_run() 
     asyncio.run(main())
 
 
-def test_bug_the_agents_conversation_while_suspended_is_the_suspensions() -> None:
+def test_the_agents_conversation_while_suspended_is_the_suspensions() -> None:
     """``agent.state.suspension`` is "the Suspension to store with the conversation", and
     ``restore`` makes its messages the conversation; after a sequential batch suspended the
     agent has the result of c0 (it saw its ``message_end``), the suspension does not."""
@@ -625,12 +620,13 @@ def test_bug_the_agents_conversation_while_suspended_is_the_suspensions() -> Non
     async def main() -> None:
         a = agent(tool_execution="sequential")
         await a.prompt("go")
-        assert list(a.state.messages) == list(a.state.suspension.state.messages)
+        assert list(a.state.messages) == list(a.state.suspension.messages)
+        assert [m.role for m in a.state.messages] == ["user", "assistant", "toolResult"]
 
     asyncio.run(main())
 
 
-def test_bug_an_agent_restored_from_a_sequential_suspension_has_every_tool_result() -> None:
+def test_an_agent_restored_from_a_sequential_suspension_has_every_tool_result() -> None:
     """The stored suspension's conversation lacks the results a sequential batch already
     emitted; an agent restored from it ends with a tool call (c0) that has no result in its
     conversation, though the model saw one."""
@@ -649,7 +645,7 @@ def test_bug_an_agent_restored_from_a_sequential_suspension_has_every_tool_resul
     asyncio.run(main())
 
 
-def test_bug_agent_supply_with_a_value_that_is_not_a_result_is_refused_at_once() -> None:
+def test_agent_supply_with_a_value_that_is_not_a_result_is_refused_at_once() -> None:
     async def main() -> None:
         a = Agent(model=MODEL, tools=TOOLS, clock=clock, stream_fn=ScriptedModel(
             [tool_call("ask", {"question": "?"}, "q1"), "Done."], clock=clock))
