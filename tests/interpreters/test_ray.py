@@ -44,6 +44,7 @@ def cluster() -> Iterator[None]:
     if ray.is_initialized():
         ray.shutdown()
     ray.init(
+        address="local",  # a cluster of its own, even when another one runs on this machine
         num_cpus=2,
         include_dashboard=False,
         object_store_memory=150 * 1024 * 1024,
