@@ -28,6 +28,12 @@ only decides *where* they run and what happens when a machine goes away.
   the final messages are those of an uninterrupted run. A transcript that ends with
   ``agent_end`` resumes to its recorded messages at once, so re-running :func:`run_many` after
   the *driver* died only does the unfinished work (``existing="resume"``, the default).
+- **Suspended runs** (:mod:`.suspensions`). A run that suspends (tool calls wait for an
+  approval or a result) comes back as a :class:`RunResult` with its :class:`~agentcore.Suspension`
+  (``result.suspended``); its transcript ends suspended. :func:`resume_many` checks every run's
+  decisions with the core's own rule before it submits anything, then goes on with each run on
+  a worker (``resume_suspended`` recording at the end of the same transcript), through the same
+  driver as :func:`run_many`: a worker lost during a resumed run resumes it from its transcript.
 - **Tools with resources** (:mod:`.tools`). :func:`remote_tool` wraps an :class:`AgentTool` so
   that each call runs as its own Ray task with resource options (CPUs, GPUs, memory, custom
   resources); the loop awaits it like any ``async`` tool.
@@ -41,9 +47,9 @@ one of its functions is called (``pip install 'agentcore-fx[ray]'``). See ``docs
 
 from __future__ import annotations
 
-from .jobs import RunJob, RunResult, transcript_name
+from .jobs import RunJob, RunResult, RunStatus, transcript_name
 from .replays import ReplayOutcome, ReplaySummary, replay_many
-from .runs import run_many
+from .runs import resume_many, run_many
 from .tools import RemoteToolError, remote_tool
 
 __all__ = [
@@ -52,8 +58,10 @@ __all__ = [
     "ReplaySummary",
     "RunJob",
     "RunResult",
+    "RunStatus",
     "remote_tool",
     "replay_many",
+    "resume_many",
     "run_many",
     "transcript_name",
 ]

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from agentcore import AgentContext, AgentMessage
+from agentcore import AgentContext, AgentMessage, Suspension
 
-__all__ = ["JobLike", "Prompts", "RunJob", "RunResult", "as_job", "transcript_name"]
+__all__ = ["JobLike", "Prompts", "RunJob", "RunResult", "RunStatus", "as_job", "transcript_name"]
 
 Prompts = str | AgentMessage | Sequence[AgentMessage]
 JobLike = Any  # RunJob | (prompts, context) | (id, prompts, context)
@@ -33,13 +33,23 @@ class RunJob:
     data: Any = None
 
 
+RunStatus = Literal["finished", "suspended", "error"]
+"""What became of a run: it ended (``agent_end``), it suspended (it waits for decisions on tool
+calls), or it could not be carried out (``RunResult.error``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """What became of one job. ``messages`` are the messages the run added (as
     ``agent_loop(...).result()``); ``error`` is set when the run could not be carried out at all
     (a factory raised, its transcript no longer replays, its worker was lost more than
     ``max_retries`` times). A model or tool failure is not an ``error``: it is in the messages, as
-    in any run."""
+    in any run.
+
+    A run that *suspended* (tool calls wait for an approval or a result) has its
+    :class:`~agentcore.Suspension` in ``suspension``, ``error`` ``None`` and ``ok`` false:
+    ``status`` is ``"suspended"``, its transcript ends with the suspension, and
+    :func:`interpreters.ray.resume_many` goes on with it."""
 
     job_id: str
     messages: tuple[AgentMessage, ...]
@@ -47,7 +57,9 @@ class RunResult:
     error: str | None = None
     resumed: bool = False
     """True when the run went on from an existing transcript (a retry after its worker or node
-    was lost, or a re-run of ``run_many`` over the same directory)."""
+    was lost, or a re-run of ``run_many`` over the same directory; for ``resume_many``, a
+    transcript that had recorded the decisions already), not from its prompts or its
+    suspension."""
     worker_pid: int | None = None
     """The process that carried out the run (its last attempt)."""
     node_id: str | None = None
@@ -56,10 +68,28 @@ class RunResult:
     """Wall time of the last attempt, inside the worker."""
     attempts: int = 1
     """How many workers the run was given to: 1, plus one per worker lost while it ran."""
+    suspension: Suspension | None = None
+    """The run's suspension when it suspended (``messages`` are then the messages so far)."""
+    job: RunJob | None = field(default=None, repr=False, compare=False)
+    """The job this is the result of (set by the driver; :func:`resume_many` builds the resumed
+    run with the same factories from it)."""
 
     @property
     def ok(self) -> bool:
-        return self.error is None
+        """The run finished (``agent_end``) without an ``error``: false for a suspended run."""
+        return self.error is None and self.suspension is None
+
+    @property
+    def suspended(self) -> bool:
+        """The run suspended: ``suspension`` says on which calls; it is not an error."""
+        return self.error is None and self.suspension is not None
+
+    @property
+    def status(self) -> RunStatus:
+        """``"finished"``, ``"suspended"`` or ``"error"``."""
+        if self.error is not None:
+            return "error"
+        return "suspended" if self.suspension is not None else "finished"
 
 
 def as_job(value: JobLike, index: int) -> RunJob:

@@ -18,6 +18,7 @@ class Progress:
         self.total = total
         self.done = 0
         self.failed = 0
+        self.suspended = 0
         self.enabled = enabled
         self.last = 0.0
         self.rich: Any = None
@@ -31,28 +32,36 @@ class Progress:
                 pass
             else:
                 self.rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(),
+                                     TextColumn("{task.fields[failed]} failed{task.fields[suspended]}"),
+                                     TimeElapsedColumn(),
                                      console=Console(stderr=True), transient=False)
                 self.rich.start()
-                self.task = self.rich.add_task(label, total=total, failed=0)
+                self.task = self.rich.add_task(label, total=total, failed=0, suspended="")
 
-    def advance(self, ok: bool) -> None:
+    def advance(self, ok: bool, suspended: bool = False) -> None:
+        """One more done: ``ok``, suspended (counted apart, not as failed), or failed."""
         self.done += 1
-        if not ok:
+        if suspended:
+            self.suspended += 1
+        elif not ok:
             self.failed += 1
         if not self.enabled:
             return
         if self.rich is not None:
-            self.rich.update(self.task, advance=1, failed=self.failed)
+            self.rich.update(self.task, advance=1, failed=self.failed, suspended=self._suspended_text())
             return
         now = time.monotonic()
         if now - self.last >= 1.0:
             self.last = now
             self._line()
 
+    def _suspended_text(self) -> str:
+        return f", {self.suspended} suspended" if self.suspended else ""
+
     def _line(self) -> None:
         of = f"/{self.total}" if self.total is not None else ""
-        print(f"{self.label}: {self.done}{of} done, {self.failed} failed", file=sys.stderr, flush=True)
+        print(f"{self.label}: {self.done}{of} done, {self.failed} failed{self._suspended_text()}", file=sys.stderr,
+              flush=True)
 
     def close(self) -> None:
         if not self.enabled:

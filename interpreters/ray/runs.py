@@ -1,5 +1,7 @@
-"""The driver of :func:`run_many`: workers placed on the nodes, jobs handed out within each
-node's limit, lost workers and nodes recovered from, nodes that join put to work.
+"""The driver of :func:`run_many` and :func:`resume_many`: workers placed on the nodes, jobs
+handed out within each node's limit, lost workers and nodes recovered from, nodes that join put
+to work. (:func:`resume_many` checks every run's decisions first, then drives its runs, each
+with its :class:`Resumption`, through the same loop.)
 
 Theory of operation
 -------------------
@@ -47,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcore import AgentLoopConfig, AgentTool
+from agentcore import AgentContext, AgentLoopConfig, AgentTool, Decision, Suspension
 from agentcore.records import replace
 
 from ..driver import failure_text
@@ -55,9 +57,10 @@ from ..transcript import FlushMode
 from .cluster import NodeInfo, NodeWatcher, ensure_ray, is_lost, is_unavailable, worker_nodes
 from .jobs import JobLike, RunJob, RunResult, as_job, transcript_name
 from .progress import Progress
+from .suspensions import Resumption, decisions_problem
 from .worker import RunWorker, WorkerSpec, WorkerStatus
 
-__all__ = ["Attempt", "Driver", "Settings", "Slot", "run_many"]
+__all__ = ["Attempt", "Driver", "Settings", "Slot", "SuspendedLike", "resume_many", "run_many"]
 
 NODE_POLL_SECONDS = 1.0
 """How often the driver reads the cluster's membership (in its watcher thread)."""
@@ -97,7 +100,8 @@ def run_many(
     address: str | None = None,
     init_options: Mapping[str, Any] | None = None,
 ) -> Iterator[RunResult]:
-    """Run many agent runs on a Ray cluster; yields a :class:`RunResult` per job as each finishes.
+    """Run many agent runs on a Ray cluster; yields a :class:`RunResult` per job as each finishes
+    (or suspends: ``result.suspended``, go on with :func:`resume_many`).
 
     ``jobs``: :class:`RunJob` s (or ``(prompts, context)`` / ``(id, prompts, context)`` tuples);
     ids must be unique: ``<transcripts_dir>/<id>.jsonl`` is the run's transcript. On the
@@ -123,26 +127,159 @@ def run_many(
     workers are killed when the iteration ends (or is abandoned). The transcripts directory must
     be visible to every node (shared storage) on a multi-node cluster.
     """
-    if not isinstance(max_concurrency_per_node, int) or max_concurrency_per_node < 1:
-        raise ValueError(f"max_concurrency_per_node must be an int of at least 1, not {max_concurrency_per_node!r}")
+    options = _checked_options(max_concurrency_per_node, workers_per_node, max_retries, recovery_timeout,
+                               worker_options)
+    if existing not in ("resume", "overwrite"):
+        raise ValueError(f"existing must be 'resume' or 'overwrite', not {existing!r}")
+    total = len(jobs) if isinstance(jobs, Sized) else None
+    spec = WorkerSpec(str(Path(transcripts_dir).resolve()), config_factory, stream_fn_factory, tools_factory,
+                      clock, flush, fsync, tuple(secrets))
+    return _drive(_new_attempts(jobs), total, spec, Settings(max_concurrency_per_node, workers_per_node, max_retries,
+                                                             float(recovery_timeout), existing, options),
+                  "run_many", progress, address, init_options)
+
+
+def _checked_options(per_node: Any, workers_per_node: Any, max_retries: Any, recovery_timeout: Any,
+                     worker_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The worker options, once the options shared by :func:`run_many` and :func:`resume_many`
+    are checked (``ValueError`` naming the first bad one)."""
+    if not isinstance(per_node, int) or per_node < 1:
+        raise ValueError(f"max_concurrency_per_node must be an int of at least 1, not {per_node!r}")
     if workers_per_node is not None and (not isinstance(workers_per_node, int) or workers_per_node < 1):
         raise ValueError(f"workers_per_node must be None (one per CPU) or an int of at least 1, not {workers_per_node!r}")
     if not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be an int of at least 0, not {max_retries!r}")
     if not isinstance(recovery_timeout, (int, float)) or not recovery_timeout > 0:
         raise ValueError(f"recovery_timeout must be a positive number of seconds, not {recovery_timeout!r}")
-    if existing not in ("resume", "overwrite"):
-        raise ValueError(f"existing must be 'resume' or 'overwrite', not {existing!r}")
     options = dict(worker_options or {})
     for key, why in _RESERVED_OPTIONS.items():
         if key in options:
             raise ValueError(f"worker_options cannot set {key!r}: {why}")
-    total = len(jobs) if isinstance(jobs, Sized) else None
-    spec = WorkerSpec(str(Path(transcripts_dir).resolve()), config_factory, stream_fn_factory, tools_factory,
-                      clock, flush, fsync, tuple(secrets))
-    return _drive(jobs, total, spec, Settings(max_concurrency_per_node, workers_per_node, max_retries,
-                                               float(recovery_timeout), existing, options),
-                  progress, address, init_options)
+    return options
+
+
+SuspendedLike = Any  # RunResult (suspended) | (job id or RunJob, Suspension)
+
+
+def resume_many(
+    suspensions: Iterable[SuspendedLike],
+    decisions: Mapping[str, Mapping[str, Decision]],
+    *,
+    config_factory: Callable[[RunJob], AgentLoopConfig],
+    transcripts_dir: str | os.PathLike[str],
+    stream_fn_factory: Callable[[RunJob], Any] | None = None,
+    tools_factory: Callable[[RunJob], Sequence[AgentTool]] | None = None,
+    clock: Callable[[], int] | None = None,
+    max_concurrency_per_node: int = 64,
+    workers_per_node: int | None = None,
+    max_retries: int = 3,
+    recovery_timeout: float = 60.0,
+    progress: bool = True,
+    flush: FlushMode = "entry",
+    fsync: bool = False,
+    secrets: Sequence[str] = (),
+    worker_options: Mapping[str, Any] | None = None,
+    address: str | None = None,
+    init_options: Mapping[str, Any] | None = None,
+) -> Iterator[RunResult]:
+    """Go on with suspended runs on a Ray cluster; yields a :class:`RunResult` per run as each
+    finishes, or suspends again, exactly as :func:`run_many` does.
+
+    ``suspensions``: the suspended results of :func:`run_many` (or of an earlier
+    ``resume_many``), or ``(job, suspension)`` pairs where ``job`` is the run's :class:`RunJob`
+    or its id (a stored ``Suspension``: ``agentcore.codec.from_json``). ``decisions`` maps each
+    job id to that run's decisions, tool call id → ``Approve()`` / ``Deny(reason)`` /
+    ``ToolOutput(result)``, as for ``interpreters.resume_suspended``.
+
+    Everything is checked before anything runs: a job id given twice, a result that did not
+    suspend, a missing transcript, a job without decisions or decisions for a job that is not
+    there, and each run's decisions as ``resume_suspended`` checks them (missing, unknown,
+    repeated or wrong-kind, by tool call id). Every problem is in one ``ValueError`` naming the
+    job ids and tool call ids; nothing is submitted and no transcript is touched.
+
+    Each run goes on in a worker with the factories called on the job (the result's
+    ``job``; a bare id gives ``RunJob(id, (), AgentContext())``, so its tools must come from
+    ``tools_factory``), and is recorded at the end of its transcript,
+    ``<transcripts_dir>/<job id>.jsonl``, the file that recorded it up to its suspension
+    (``interpreters.resuming.continue_transcript``). Placement, concurrency, lost workers and
+    retries are those of :func:`run_many` (same options): a run whose worker is lost resumes from
+    its transcript, past the decisions; calling ``resume_many`` again with the same arguments
+    after the driver died finishes only what is unfinished (``result.resumed`` is then true).
+    """
+    options = _checked_options(max_concurrency_per_node, workers_per_node, max_retries, recovery_timeout,
+                               worker_options)
+    root = Path(transcripts_dir).resolve()
+    attempts = _resumptions(suspensions, decisions, root)
+    spec = WorkerSpec(str(root), config_factory, stream_fn_factory, tools_factory, clock, flush, fsync,
+                      tuple(secrets))
+    return _drive(iter(attempts), len(attempts), spec,
+                  Settings(max_concurrency_per_node, workers_per_node, max_retries, float(recovery_timeout),
+                           "resume", options),
+                  "resume_many", progress, address, init_options)
+
+
+def _suspended_item(item: Any) -> tuple[RunJob, Suspension | None, str | None]:
+    """(job, suspension, why it cannot be resumed) of one item of ``resume_many(suspensions)``."""
+    if isinstance(item, RunResult):
+        job = item.job if item.job is not None else RunJob(item.job_id, (), AgentContext())
+        if item.error is not None:
+            return job, None, f"did not suspend: its run failed ({item.error})"
+        if item.suspension is None:
+            return job, None, "did not suspend: its run finished"
+        return job, item.suspension, None
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], (str, RunJob)):
+        job = item[0] if isinstance(item[0], RunJob) else RunJob(item[0], (), AgentContext())
+        return job, item[1], None
+    raise TypeError(f"resume_many() takes suspended RunResults or (job id or RunJob, Suspension) pairs, "
+                    f"not {item!r:.100}")
+
+
+def _resumptions(suspensions: Iterable[SuspendedLike], decisions: Mapping[str, Mapping[str, Decision]],
+                 root: Path) -> list[Attempt]:
+    """The attempts of :func:`resume_many`, once everything is checked (one ``ValueError``
+    listing every problem, by job id)."""
+    if not isinstance(decisions, Mapping):
+        raise TypeError(f"resume_many() argument 'decisions' must be a mapping of job id to that run's decisions, "
+                        f"not {type(decisions).__name__}")
+    problems: list[str] = []
+    attempts: list[Attempt] = []
+    seen: dict[str, str] = {}
+    for item in suspensions:
+        job, suspension, why = _suspended_item(item)
+        try:
+            name = transcript_name(job.id)
+        except ValueError as exc:
+            problems.append(f"job {job.id!r}: {exc}")
+            continue
+        if name in seen:
+            problems.append(f"job {job.id!r}: given twice" if seen[name] == job.id else
+                            f"job {job.id!r}: writes the same transcript {name!r} as job {seen[name]!r}")
+            continue
+        seen[name] = job.id
+        if why is not None:
+            problems.append(f"job {job.id!r}: {why}")
+            continue
+        assert suspension is not None
+        if job.id not in decisions:
+            pending = getattr(suspension, "pending", ())
+            problems.append(f"job {job.id!r}: no decisions for it (it waits on "
+                            f"{', '.join(p.tool_call_id for p in pending)})")
+            continue
+        problem = decisions_problem(suspension, decisions[job.id])
+        if problem is not None:
+            problems.append(f"job {job.id!r}: {problem}")
+        if not (root / name).is_file():
+            problems.append(f"job {job.id!r}: no transcript {str(root / name)!r} to go on with")
+        elif problem is None:
+            attempts.append(Attempt(job, resumption=Resumption(suspension, dict(decisions[job.id]))))
+    given = set(seen.values())
+    for job_id in decisions:
+        if job_id not in given:
+            problems.append(f"job {job_id!r}: decisions given, but it is not among the suspensions")
+    if problems:
+        raise ValueError(f"resume_many: nothing was run; {len(problems)} problem{'s' if len(problems) > 1 else ''}:\n"
+                         + "\n".join(f"  {p}" for p in problems))
+    return attempts
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +307,13 @@ def _split(total: int, parts: int) -> list[int]:
 
 @dataclass(slots=True)
 class Attempt:
-    """A job the driver has taken from the source, with the attempts it has used so far."""
+    """A job the driver has taken from the source, with the attempts it has used so far
+    (``resumption``: the suspended run it goes on with, for :func:`resume_many`)."""
 
     job: RunJob
     attempts: int = 1
     last_error: str = ""
+    resumption: Resumption | None = None
 
 
 @dataclass(slots=True)
@@ -245,7 +384,11 @@ class Driver:
 
     def submit(self, attempt: Attempt, slot: Slot) -> None:
         slot.inflight += 1
-        self.inflight[slot.actor.run.remote(attempt.job)] = (attempt, slot)
+        if attempt.resumption is None:
+            ref = slot.actor.run.remote(attempt.job)
+        else:
+            ref = slot.actor.run.remote(attempt.job, attempt.resumption)
+        self.inflight[ref] = (attempt, slot)
 
     def again(self, attempt: Attempt, why: str) -> None:
         """Hand ``attempt`` out again (it resumes from its transcript), or fail it when its
@@ -260,7 +403,7 @@ class Driver:
 
     def failed(self, job: RunJob, error: str, node_id: str | None = None, attempts: int = 1) -> RunResult:
         return RunResult(job.id, (), str(Path(self.spec.transcripts_dir, transcript_name(job.id))), error,
-                         node_id=node_id, attempts=attempts)
+                         node_id=node_id, attempts=attempts, job=job)
 
     # -- workers that went away
 
@@ -339,7 +482,7 @@ class Driver:
                 return
             self.out.append(self.failed(attempt.job, text, slot.node_id, attempt.attempts))
             return
-        self.out.append(replace(result, attempts=attempt.attempts) if attempt.attempts != 1 else result)
+        self.out.append(replace(result, attempts=attempt.attempts, job=attempt.job))
 
     def on_probe(self, ref: Any, now: float) -> None:
         slot = self.probes.pop(ref, None)
@@ -389,17 +532,27 @@ class Driver:
                 pass
 
 
-def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, settings: Settings, progress: bool,
-           address: str | None, init_options: Mapping[str, Any] | None) -> Iterator[RunResult]:
+def _new_attempts(jobs: Iterable[JobLike]) -> Iterator[Attempt]:
+    """The jobs of :func:`run_many` as attempts, checked one by one as the driver takes them."""
+    seen: set[str] = set()
+    for index, raw in enumerate(jobs):
+        job = as_job(raw, index)
+        name = transcript_name(job.id)
+        if name in seen:
+            raise ValueError(f"two jobs write the same transcript {name!r} (job id {job.id!r}): "
+                             "give every job its own id")
+        seen.add(name)
+        yield Attempt(job)
+
+
+def _drive(source: Iterator[Attempt], total: int | None, spec: WorkerSpec, settings: Settings, label: str,
+           progress: bool, address: str | None, init_options: Mapping[str, Any] | None) -> Iterator[RunResult]:
     ray = ensure_ray(address, init_options)
     Path(spec.transcripts_dir).mkdir(parents=True, exist_ok=True)
     driver = Driver(ray, spec, settings)
     watcher = NodeWatcher(ray, NODE_POLL_SECONDS)
     watcher.start()
-    display = Progress("run_many", total, progress)
-    source = iter(jobs)
-    seen: set[str] = set()
-    index = 0
+    display = Progress(label, total, progress)
     exhausted = False
     no_worker_since: float | None = None
     try:
@@ -414,22 +567,15 @@ def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, setting
                 if exhausted:
                     break
                 try:
-                    raw = next(source)
+                    attempt = next(source)
                 except StopIteration:
                     exhausted = True
                     break
-                job = as_job(raw, index)
-                index += 1
-                name = transcript_name(job.id)
-                if name in seen:
-                    raise ValueError(f"two jobs write the same transcript {name!r} (job id {job.id!r}): "
-                                     "give every job its own id")
-                seen.add(name)
                 if settings.existing == "overwrite":
-                    Path(spec.transcripts_dir, name).unlink(missing_ok=True)
-                driver.submit(Attempt(job), slot)
+                    Path(spec.transcripts_dir, transcript_name(attempt.job.id)).unlink(missing_ok=True)
+                driver.submit(attempt, slot)
             for result in driver.out:
-                display.advance(result.ok)
+                display.advance(result.ok, result.suspended)
                 yield result
             driver.out.clear()
             waiting = driver.retry or not exhausted
@@ -441,7 +587,7 @@ def _drive(jobs: Iterable[JobLike], total: int | None, spec: WorkerSpec, setting
                 if now - no_worker_since >= settings.recovery_timeout:
                     why = (f"no live worker is left to run this job: no node with CPUs was alive for "
                            f"{settings.recovery_timeout:g} s")
-                    rest = [a.job for a in driver.retry] + [as_job(raw, index + i) for i, raw in enumerate(source)]
+                    rest = [a.job for a in driver.retry] + [a.job for a in source]
                     driver.retry.clear()
                     exhausted = True
                     for job in rest:

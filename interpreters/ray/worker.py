@@ -1,6 +1,7 @@
-"""The worker side of :func:`interpreters.ray.run_many`: one async Ray actor per worker process,
-carrying many runs at once in its event loop, each an ordinary asyncio run recording its
-transcript (or resuming it, when one exists).
+"""The worker side of :func:`interpreters.ray.run_many` and :func:`interpreters.ray.resume_many`:
+one async Ray actor per worker process, carrying many runs at once in its event loop, each an
+ordinary asyncio run recording its transcript (or resuming it, when one exists, or going on with
+a suspended run's decisions at the end of its transcript).
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcore import AgentLoopConfig, AgentMessage, AgentTool
+from agentcore import AgentContext, AgentLoopConfig, AgentMessage, AgentTool, Suspension
 from agentcore.records import replace
 
 from ..clock import now_ms
 from ..driver import failure_text
-from ..resuming import aresume
-from ..transcript import FlushMode, TranscriptRecorder
+from ..resuming import aresume, continue_transcript
+from ..transcript import FlushMode, TranscriptError, TranscriptRecorder
 from .jobs import RunJob, RunResult, transcript_name
+from .suspensions import Resumption, decisions_problem, records_decisions_on, same_suspension
 
 __all__ = ["RunWorker", "WorkerSpec", "WorkerStatus", "current_node_id", "resumable", "run_job"]
 
@@ -60,15 +62,14 @@ def resumable(path: Path) -> bool:
         return False
 
 
-async def run_job(job: RunJob, spec: WorkerSpec) -> RunResult:
+async def run_job(job: RunJob, spec: WorkerSpec, resumption: Resumption | None = None) -> RunResult:
     """Carry out one job in this process with the asyncio interpreter, resuming its transcript
-    when one exists."""
-    from .. import aio
-
+    when one exists; with ``resumption``, go on with the suspended run it records."""
     started = time.perf_counter()
     path = Path(spec.transcripts_dir) / transcript_name(job.id)
     resumed = False
     messages: list[AgentMessage] = []
+    suspension: Suspension | None = None
     error: str | None = None
     clock = spec.clock or now_ms
     try:
@@ -77,24 +78,70 @@ async def run_job(job: RunJob, spec: WorkerSpec) -> RunResult:
         context = job.context
         if spec.tools_factory is not None:
             context = replace(context, tools=tuple(spec.tools_factory(job)))
-        if resumable(path):
+        if resumption is not None:
+            messages, suspension, resumed = await _go_on(path, resumption, context, config, stream_fn, clock, spec)
+        elif resumable(path):
             resumed = True
             stream = aresume(path, config, context.tools, stream_fn, clock=clock, secrets=spec.secrets,
                              flush=spec.flush, fsync=spec.fsync)
             messages = await stream.result()
+            suspension = stream.suspension
         else:
+            from .. import aio
+
             path.parent.mkdir(parents=True, exist_ok=True)
             recorder = TranscriptRecorder(path, context, config, flush=spec.flush, fsync=spec.fsync,
                                           interpreter="asyncio", secrets=spec.secrets)
             try:
-                messages = await aio.agent_loop(job.prompts, context, config, stream_fn=stream_fn,
-                                                journal=recorder, clock=clock).result()
+                stream = aio.agent_loop(job.prompts, context, config, stream_fn=stream_fn, journal=recorder,
+                                        clock=clock)
+                messages = await stream.result()
+                suspension = stream.suspension
             finally:
                 recorder.close()
     except Exception as exc:
         error = f"{type(exc).__name__}: {failure_text(exc)}"
+        suspension = None
     return RunResult(job.id, tuple(messages), str(path), error, resumed, os.getpid(), current_node_id(),
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, suspension=suspension)
+
+
+async def _go_on(path: Path, resumption: Resumption, context: AgentContext, config: AgentLoopConfig,
+                 stream_fn: Any, clock: Callable[[], int],
+                 spec: WorkerSpec) -> tuple[list[AgentMessage], Suspension | None, bool]:
+    """Go on with the suspended run that ``path`` records: (messages, suspension, resumed).
+
+    The transcript says where the run is. If it still ends with ``resumption.suspension``, the
+    decisions are taken and the run goes on at the end of the same file
+    (``resume_suspended(..., journal=continue_transcript(...))``). If it went on from there
+    already (this job's worker was lost during the resumed run, or the driver died and
+    ``resume_many`` was called again), it is resumed from the transcript like any run
+    (``aresume``): to its end, or to where it suspended again.
+    """
+    from .. import aio
+
+    wanted = resumption.suspension
+    stream = aresume(path, config, context.tools, stream_fn, clock=clock, secrets=spec.secrets,
+                     flush=spec.flush, fsync=spec.fsync)
+    messages: list[AgentMessage] = await stream.result()
+    now: Suspension | None = stream.suspension
+    if now is None or not same_suspension(now, wanted):
+        if not records_decisions_on(path, wanted):
+            where = "ends suspended on other tool calls" if now is not None else "records a run that is not suspended"
+            raise TranscriptError(f"{path} {where}, and never suspended on "
+                                  f"{', '.join(p.tool_call_id for p in wanted.pending)}: not this suspension's run")
+        return messages, now, True
+    problem = decisions_problem(wanted, resumption.decisions)
+    if problem is not None:  # checked by the driver already; never write a resume that cannot happen
+        raise ValueError(problem)
+    recorder = continue_transcript(path, wanted, config, secrets=spec.secrets, flush=spec.flush, fsync=spec.fsync)
+    try:
+        resumed = aio.resume_suspended(wanted, resumption.decisions, context=context, config=config,
+                                       stream_fn=stream_fn, journal=recorder, clock=clock)
+        messages = await resumed.result()
+        return messages, resumed.suspension, False
+    finally:
+        recorder.close()
 
 
 _NODE_ID: list[str | None] = []
@@ -124,7 +171,7 @@ class RunWorker:
         self.executor: ThreadPoolExecutor | None = None
         self.running: dict[str, asyncio.Task[RunResult]] = {}
 
-    async def run(self, job: RunJob) -> RunResult:
+    async def run(self, job: RunJob, resumption: Resumption | None = None) -> RunResult:
         if self.executor is None:
             # Sync tools, hooks and stream functions run in the loop's default executor: size it
             # for the runs this worker carries, not for its CPUs.
@@ -133,7 +180,7 @@ class RunWorker:
             asyncio.get_running_loop().set_default_executor(self.executor)
         task = self.running.get(job.id)
         if task is None:
-            task = asyncio.ensure_future(run_job(job, self.spec))
+            task = asyncio.ensure_future(run_job(job, self.spec, resumption))
             self.running[job.id] = task
             task.add_done_callback(lambda _: self.running.pop(job.id, None))
         return await asyncio.shield(task)

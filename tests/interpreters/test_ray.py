@@ -29,7 +29,7 @@ ray = pytest.importorskip("ray")
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
 from clocks import clock  # noqa: E402
 from interpreters import ScriptedModel, run_agent_loop, tool  # noqa: E402
-from interpreters.ray import RunJob, RunResult, remote_tool, replay_many, run_many  # noqa: E402
+from interpreters.ray import RunJob, RunResult, remote_tool, replay_many, resume_many, run_many  # noqa: E402
 from interpreters.scripted import Reply, ScriptedCall  # noqa: E402
 from sample_tools import add_text  # noqa: E402
 
@@ -410,3 +410,256 @@ def test_a_resource_requesting_tool_runs_as_its_own_task(tmp_path: Path) -> None
     assert info["resources"].get("CPU") == 1.0
     assert results["w3"].is_error and results["w3"].content[0].text == "boom"
     assert result.messages[-1].text == "Done."
+
+
+# -- suspended runs: run_many reports them, resume_many goes on with them
+
+
+@tool(requires_approval=True)
+def remove(path: str) -> str:
+    """Remove a file."""
+    return f"removed {path}"
+
+
+@tool(deferred=True)
+def ask(question: str) -> str:
+    """Ask a person."""
+    raise AssertionError("a deferred tool is never called")
+
+
+def approval_reply(n: int) -> Any:
+    """Run ``n``: one batch (an add; a removal that needs an approval when ``n`` is odd; a
+    question for a person when ``n % 4 == 3``); run 5 asks for a second removal after the
+    first; then a text that quotes every tool result."""
+
+    def reply(ctx: Any, _index: int) -> Reply | str:
+        k = sum(1 for m in ctx.messages if m.role == "assistant")
+        if k == 0:
+            calls = [ScriptedCall("add", {"a": n, "b": 1}, f"a{n}")]
+            if n % 2:
+                calls.append(ScriptedCall("remove", {"path": f"f{n}.txt"}, f"r{n}"))
+            if n % 4 == 3:
+                calls.append(ScriptedCall("ask", {"question": f"why {n}?"}, f"q{n}"))
+            return Reply(tool_calls=calls)
+        if k == 1 and n == 5:
+            return Reply(tool_calls=[ScriptedCall("remove", {"path": "g5.txt"}, "r5b")])
+        seen = [f"{m.tool_call_id}={m.content[0].text}{'!' if m.is_error else ''}"
+                for m in ctx.messages if m.role == "toolResult"]
+        return f"Run {n}: " + ", ".join(seen)
+
+    return reply
+
+
+def approval_stream_fn(job: Any) -> ScriptedModel:
+    return ScriptedModel(approval_reply(job.data), chunk_size=6)
+
+
+def approval_jobs(count: int) -> list[RunJob]:
+    return [RunJob(f"ok-{n}", f"Task {n}", AgentContext("You tidy.", [], [add_text, remove, ask]), data=n)
+            for n in range(count)]
+
+
+def local_through(job: RunJob, rounds: list[dict[str, Any]]) -> list[Any]:
+    """The messages of ``job`` run here (sync), given each round of decisions at once when it
+    suspends, with ``resume_suspended``."""
+    from interpreters import agent_loop, resume_suspended
+
+    stream = agent_loop(job.prompts, job.context, config_factory(job), stream_fn=approval_stream_fn(job),
+                        clock=clock)
+    messages = stream.result()
+    for decisions in rounds:
+        assert stream.suspension is not None, job.id
+        stream = resume_suspended(stream.suspension, decisions, context=job.context, config=config_factory(job),
+                                  stream_fn=approval_stream_fn(job), clock=clock)
+        messages = stream.result()
+    assert stream.suspension is None, job.id
+    return messages
+
+
+@pytest.fixture(scope="module")
+def approval_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[RunJob], dict[str, RunResult]]:
+    out = tmp_path_factory.mktemp("approvals")
+    jobs = approval_jobs(8)
+    results = {r.job_id: r for r in run_many(jobs, config_factory=config_factory, stream_fn_factory=approval_stream_fn,
+                                            clock=clock, transcripts_dir=out, progress=False)}
+    return out, jobs, results
+
+
+def resume_options(out: Path) -> dict[str, Any]:
+    return dict(config_factory=config_factory, stream_fn_factory=approval_stream_fn, clock=clock,
+                transcripts_dir=out, progress=False, workers_per_node=1)
+
+
+def test_run_many_reports_suspended_runs_with_their_pending_calls(
+        approval_runs: tuple[Path, list[RunJob], dict[str, RunResult]]) -> None:
+    out, jobs, results = approval_runs
+    assert {r.job_id: r.status for r in results.values()} == {
+        j.id: "suspended" if j.data % 2 else "finished" for j in jobs}
+    for r in results.values():
+        assert r.error is None and r.ok == (not r.suspended) and r.job is not None
+        if r.suspended:
+            assert r.suspension is not None
+            n = r.job.data
+            assert [(p.tool_call_id, p.waits_for) for p in r.suspension.pending] == [
+                (f"r{n}", "approval"), *([(f"q{n}", "result")] if n % 4 == 3 else [])]
+            # the messages so far, and the suspension, are those of the same run suspending here
+            from interpreters import agent_loop
+
+            local = agent_loop(r.job.prompts, r.job.context, config_factory(r.job),
+                               stream_fn=approval_stream_fn(r.job), clock=clock)
+            assert list(r.messages) == local.result() and r.suspension == local.suspension
+            last = (out / f"{r.job_id}.jsonl").read_text().splitlines()[-1]
+            assert '"type":"run_suspended"' in last
+        else:
+            assert r.suspension is None and r.messages[-1].text == f"Run {r.job.data}: a{r.job.data}={r.job.data + 1}"
+
+    # run_many over the same directory again: the suspended runs come back suspended, nothing runs
+    again = {r.job_id: r for r in run_many(jobs, config_factory=config_factory, stream_fn_factory=approval_stream_fn,
+                                          clock=clock, transcripts_dir=out, progress=False)}
+    assert {k: (r.status, r.resumed, r.messages) for k, r in again.items()} == {
+        k: (r.status, True, r.messages) for k, r in results.items()}
+    assert all(again[k].suspension == results[k].suspension for k in results)
+
+
+def test_bad_decisions_are_refused_before_anything_runs(
+        approval_runs: tuple[Path, list[RunJob], dict[str, RunResult]]) -> None:
+    from agentcore import Approve, ToolOutput
+
+    out, _, results = approval_runs
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    suspended = sorted((r for r in results.values() if r.suspended), key=lambda r: r.job_id)
+    decisions: dict[str, Any] = {
+        "ok-1": {"r1": Approve(), "r9": Approve()},             # an unknown call
+        "ok-3": {"r3": ToolOutput("gone"), "q3": ToolOutput("because")},  # the wrong kind
+        # ok-5 has no decisions
+        "ok-7": {"r7": Approve()},                               # q7 is missing
+        "ok-0": {"r0": Approve()},                               # not among the suspensions
+    }
+    with pytest.raises(ValueError) as info:
+        resume_many([*suspended, results["ok-2"]], decisions, **resume_options(out))
+    assert str(info.value) == (
+        "resume_many: nothing was run; 6 problems:\n"
+        "  job 'ok-1': Cannot resume: no pending tool call r9\n"
+        "  job 'ok-3': Cannot resume: tool call r3 waits for an approval (Approve or Deny), not ToolOutput\n"
+        "  job 'ok-5': no decisions for it (it waits on r5)\n"
+        "  job 'ok-7': Cannot resume: no decision for pending tool call q7\n"
+        "  job 'ok-2': did not suspend: its run finished\n"
+        "  job 'ok-0': decisions given, but it is not among the suspensions")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_resume_many_finishes_suspended_runs_as_local_runs_given_the_same_decisions(
+        approval_runs: tuple[Path, list[RunJob], dict[str, RunResult]], tmp_path: Path) -> None:
+    from agentcore import Approve, Deny, ToolOutput
+    from agentcore.codec import from_json, to_json
+
+    source, jobs, first = approval_runs
+    out = tmp_path / "runs"
+    shutil.copytree(source, out)
+    rounds: dict[str, list[dict[str, Any]]] = {
+        "ok-1": [{"r1": Approve()}],
+        "ok-3": [{"r3": Deny("keep it"), "q3": ToolOutput("because")}],
+        "ok-5": [{"r5": Approve(arguments={"path": "F5.txt"})}, {"r5b": Approve()}],
+        "ok-7": [{"r7": Approve(), "q7": Deny("nobody knows")}],
+    }
+    suspended = [r for r in first.values() if r.suspended]
+    second = {r.job_id: r for r in resume_many(suspended, {k: v[0] for k, v in rounds.items()},
+                                               **resume_options(out))}
+    assert {k: r.status for k, r in second.items()} == {
+        "ok-1": "finished", "ok-3": "finished", "ok-5": "suspended", "ok-7": "finished"}
+    assert second["ok-5"].suspension is not None
+    assert [p.tool_call_id for p in second["ok-5"].suspension.pending] == ["r5b"]
+    # The second round: a stored suspension (JSON), given as a (job id, suspension) pair.
+    stored = json.dumps(to_json(second["ok-5"].suspension))
+    [third] = list(resume_many([(jobs[5], from_json(json.loads(stored)))], {"ok-5": rounds["ok-5"][1]},
+                               **resume_options(out)))
+    final = {**second, "ok-5": third}
+    for job in jobs:
+        if job.id not in rounds:
+            continue
+        result = final[job.id]
+        assert result.ok and not result.resumed and result.attempts == 1, (job.id, result.error)
+        assert list(result.messages) == local_through(job, rounds[job.id]), job.id
+    # The model saw the denials as error results.
+    assert final["ok-3"].messages[-1].text == "Run 3: a3=4, r3=keep it!, q3=because"
+    assert final["ok-7"].messages[-1].text == "Run 7: a7=8, r7=removed f7.txt, q7=nobody knows!"
+    assert final["ok-5"].messages[-1].text == "Run 5: a5=6, r5=removed F5.txt, r5b=removed g5.txt"
+    # One transcript per run, continued through each suspension; strict replay of all is identical.
+    assert sorted(p.name for p in out.glob("*.jsonl")) == sorted(f"{j.id}.jsonl" for j in jobs)
+    assert (out / "ok-5.jsonl").read_text().count('"resumed_suspension"') == 2
+    summary = replay_many(out, mode="strict", progress=False)
+    assert summary.all_ok and len(summary.outcomes) == 8, summary.report()
+    assert all(o.finished for o in summary.outcomes)
+
+    # resume_many again with the same arguments (as after a lost driver): the runs are finished.
+    again = list(resume_many(suspended, {k: v[0] for k, v in rounds.items()}, **resume_options(out)))
+    assert {r.job_id: (r.status, r.resumed) for r in again} == {
+        "ok-1": ("finished", True), "ok-3": ("finished", True), "ok-5": ("finished", True),
+        "ok-7": ("finished", True)}
+    assert {r.job_id: r.messages for r in again} == {k: final[k].messages for k in rounds}
+
+
+# -- a worker killed during a resumed run
+
+
+def crash_once_tools(job: Any) -> list[AgentTool]:
+    markers = Path(job.data)
+
+    @tool(requires_approval=True)
+    def wipe(disk: str) -> str:
+        """Wipe a disk (kills its worker the first time)."""
+        (markers / f"exec-{uuid.uuid4().hex}").touch()
+        if not (markers / "crashed").exists():
+            (markers / "crashed").touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return f"wiped {disk}"
+
+    return [wipe, add_text]
+
+
+def crash_once_stream_fn(job: Any) -> ScriptedModel:
+    def reply(ctx: Any, _index: int) -> Reply | str:
+        k = sum(1 for m in ctx.messages if m.role == "assistant")
+        if k == 0:
+            return Reply(tool_calls=[ScriptedCall("wipe", {"disk": "d1"}, "w1")])
+        if k == 1:
+            return Reply(tool_calls=[ScriptedCall("add", {"a": 2, "b": 3}, "s1")])
+        return "Done: " + ", ".join(m.content[0].text for m in ctx.messages if m.role == "toolResult")
+
+    return ScriptedModel(reply)
+
+
+def test_a_worker_lost_during_a_resumed_run_resumes_it_from_its_transcript(tmp_path: Path) -> None:
+    from agentcore import Approve
+    from interpreters import agent_loop, resume_suspended
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    job = RunJob("wiper", "Wipe d1.", AgentContext("You wipe."), data=str(markers))
+    options: dict[str, Any] = dict(config_factory=config_factory, stream_fn_factory=crash_once_stream_fn,
+                                   tools_factory=crash_once_tools, clock=clock, transcripts_dir=tmp_path / "runs",
+                                   progress=False, workers_per_node=1)
+    [suspended] = list(run_many([job], **options))
+    assert suspended.suspended and list(markers.iterdir()) == []
+    [result] = list(resume_many([suspended], {"wiper": {"w1": Approve()}}, **options))
+    assert result.ok, result.error
+    assert result.attempts == 2 and result.resumed
+    assert len(list(markers.glob("exec-*"))) == 2  # cut by the kill, run again on resume
+    assert result.messages[-1].text == "Done: wiped d1, 5"
+
+    ref = tmp_path / "reference"
+    ref.mkdir()
+    (ref / "crashed").touch()
+    ref_job = RunJob(job.id, job.prompts, AgentContext("You wipe.", [], crash_once_tools(RunJob("", "", data=str(ref)))),
+                     data=str(ref))
+    stream = agent_loop(ref_job.prompts, ref_job.context, config_factory(ref_job),
+                        stream_fn=crash_once_stream_fn(ref_job), clock=clock)
+    stream.result()
+    assert stream.suspension is not None
+    expected = resume_suspended(stream.suspension, {"w1": Approve()}, context=ref_job.context,
+                                config=config_factory(ref_job), stream_fn=crash_once_stream_fn(ref_job),
+                                clock=clock).result()
+    assert list(result.messages) == expected
+    text = (tmp_path / "runs" / "wiper.jsonl").read_text()
+    assert '"resumed_suspension"' in text and '"resumed_from_step"' in text
+    assert replay_many(tmp_path / "runs", progress=False).all_ok

@@ -227,6 +227,44 @@ def test_a_run_on_a_restarted_worker_is_handed_out_again_and_counts_an_attempt()
     assert driver.retry[0].last_error.startswith("ActorDiedError: ")
 
 
+def test_a_resumed_run_goes_to_its_worker_with_its_decisions_and_keeps_them_when_handed_out_again() -> None:
+    from agentcore import Approve
+    from interpreters import agent_loop, tool
+    from interpreters.ray.runs import Attempt
+    from interpreters.ray.suspensions import Resumption
+    from interpreters.scripted import tool_call
+
+    @tool(requires_approval=True)
+    def rm(path: str) -> str:
+        """Remove a file."""
+        return "removed"
+
+    stream = agent_loop("go", AgentContext(tools=[rm]), AgentLoopConfig(model=Model(id="x")),
+                        stream_fn=ScriptedModel([tool_call("rm", {"path": "a"}, "c1")]), clock=clock)
+    stream.result()
+    assert stream.suspension is not None
+    driver, fake = make()
+    job = RunJob("job-0", "go")
+    resumption = Resumption(stream.suspension, {"c1": Approve()})
+    driver.submit(Attempt(job, resumption=resumption), driver.slots[0])
+    ref = ref_of(driver, "job-0")
+    assert ref.args == (job, resumption)
+    fake.answers[ref] = ray.exceptions.ActorDiedError()
+    driver.on_run(ref, now=0.0)
+    [probe] = list(driver.probes)
+    fake.answers[probe] = WorkerStatus(pid=8, node_id=A.node_id, running=())
+    driver.on_probe(probe, now=1.0)
+    [attempt] = driver.retry
+    assert (attempt.attempts, attempt.resumption) == (2, resumption)
+    driver.submit(driver.retry.popleft(), driver.slots[1])
+    again = ref_of(driver, "job-0")
+    assert again.args == (job, resumption)
+    fake.answers[again] = result("job-0", A.node_id)
+    driver.on_run(again, now=2.0)
+    [out] = driver.out
+    assert (out.attempts, out.job) == (2, job)
+
+
 def test_an_unreachable_worker_is_probed_every_second_then_given_up_after_recovery_timeout() -> None:
     driver, fake = make(recovery_timeout=5.0)
     fill(driver, 2)
