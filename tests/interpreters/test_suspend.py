@@ -34,12 +34,13 @@ from agentcore import (
 )
 from agentcore.codec import from_json, to_json
 from agentcore import AgentTool
-from interpreters import ScriptedModel, tool
+from interpreters import tool
 from interpreters.scripted import Reply, tool_call
 
 from clocks import clock
 from events import types
 from flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
+from suspending import calls, model
 
 MODEL = Model(id="m")
 RAN: list[str] = []
@@ -93,14 +94,6 @@ def context() -> AgentContext:
 
 def config(**kw: Any) -> AgentLoopConfig:
     return AgentLoopConfig(model=MODEL, **kw)
-
-
-def model(*replies: Any) -> ScriptedModel:
-    return ScriptedModel(list(replies), clock=clock)
-
-
-def calls(*specs: tuple[str, dict[str, Any], str]) -> Reply:
-    return Reply(tool_calls=list(specs))
 
 
 def at_once(flavour: Flavour, decisions: dict[str, Any], replies: list[Any], **kw: Any) -> tuple[list[Any], list[Any]]:

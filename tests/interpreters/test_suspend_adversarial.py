@@ -43,6 +43,7 @@ from interpreters.transcript import TranscriptError, TranscriptRecorder
 from clocks import clock
 from events import types
 from flavours import ASYNCIO, SYNC, Flavour
+from suspending import calls, model
 
 MODEL = Model(id="m")
 RAN: list[str] = []
@@ -97,14 +98,6 @@ def context() -> AgentContext:
 
 def config(**kw: Any) -> AgentLoopConfig:
     return AgentLoopConfig(model=MODEL, **kw)
-
-
-def model(*replies: Any) -> ScriptedModel:
-    return ScriptedModel(list(replies), clock=clock)
-
-
-def calls(*specs: tuple[str, dict[str, Any], str]) -> Reply:
-    return Reply(tool_calls=list(specs))
 
 
 # A batch with everything in it: a call that needs nothing, one that waits for approval, an unknown
