@@ -4,8 +4,9 @@ order. What the core reads to build a message is in the transcript."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from flavours import SYNC, Flavour
@@ -19,6 +20,7 @@ from agentcore import (
     PartialAssistantMessage,
     TextContent,
     Usage,
+    UserMessage,
     replace,
 )
 from agentcore.stream import StartEvent, TextDeltaEvent, TextStartEvent
@@ -202,5 +204,35 @@ def test_text_utf_8_cannot_hold_is_recorded_escaped_and_replays_identically(flav
     text = path.read_bytes().decode("utf-8")  # valid UTF-8 throughout
     assert '"half \\ud83d of it, \\u00e9"' in text
     t = read_transcript(path)
+    result = replay(t)
+    assert result.finished and result.messages == messages
+
+
+@dataclasses.dataclass(frozen=True)
+class Note:
+    """An application's own message type: a plain frozen dataclass with a role."""
+
+    role: ClassVar[str] = "test_replay.note"
+    text: str
+    timestamp: int = 0
+
+
+def test_an_application_s_dataclass_messages_are_recorded_tagged_and_replay_identically(
+        flavour: Flavour, tmp_path: Path) -> None:
+    from agentcore.codec import register
+    from interpreters import ScriptedModel
+
+    register(Note)
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("", [Note("from before", 1)], [])
+    cfg = AgentLoopConfig(model=MODEL, transform_context=lambda messages, signal: messages)
+    _, messages = flavour.record(path, [Note("remember", 2), UserMessage("hi", timestamp=3)], ctx, cfg,
+                                 ScriptedModel(["ok"]))
+    assert [type(m).__name__ for m in messages] == ["Note", "UserMessage", "AssistantMessage"]
+    t = read_transcript(path)
+    assert list(t.initial_state.run.messages) == [Note("from before", 1)]
+    transform = next(e for entry in t for e in entry.effects if e.type == "transform_context")  # type: ignore[union-attr]
+    assert list(transform.messages)[:2] == [Note("from before", 1), Note("remember", 2)]  # type: ignore[attr-defined]
+    assert '{"type":"test_replay.note","text":"remember","timestamp":2}' in path.read_text()
     result = replay(t)
     assert result.finished and result.messages == messages
