@@ -20,6 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
+import msgspec
+
 from agentcore.codec import encode_bytes, prepared, to_json
 from agentcore.events import MessageUpdateEvent
 from agentcore.stream import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
@@ -123,6 +125,19 @@ def _header_json(header: Any) -> Any:
     return data
 
 
+_last_text: tuple[Any, Any] = (None, None)
+
+
+def _header_text(header: Any) -> Any:
+    """The JSON text of ``header``, kept for the last header seen (as :func:`_header_json`)."""
+    global _last_text
+    seen, text = _last_text
+    if seen is not header or header is None:
+        text = msgspec.Raw(encode_bytes(prepared(header)))
+        _last_text = (header, text)
+    return text
+
+
 def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] | None = None, *,
                   version: int = VERSION) -> str:
     """The digest a transcript keeps for consecutive ``message_update`` effects.
@@ -152,7 +167,7 @@ def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] 
     if kind in DELTAS and all(type(e) is kind and e.content_index == first.content_index for e in events):
         text = '["%s",%d,%s]' % (first.type, first.content_index, compact_json([e.delta for e in events]))
     elif version >= ENCODER_DIGESTS_VERSION:
-        text = encode_bytes([[prepared(e, partials=False), prepared(getattr(u.message, "header", None))]
+        text = encode_bytes([[prepared(e, partials=False), _header_text(getattr(u.message, "header", None))]
                              for e, u in zip(events, updates)]).decode("utf-8")
     else:
         text = compact_json([[to_json(e, partials=False), _header_json(getattr(u.message, "header", None))]
