@@ -133,11 +133,10 @@ class _PartialForm(msgspec.Struct, frozen=True, tag_field="type", tag="partial_a
 class _Plan:
     """How :func:`_prepare` writes one registered class."""
 
-    __slots__ = ("cls", "name", "fields", "walk", "partial", "same_shape", "native")
+    __slots__ = ("name", "fields", "walk", "partial", "same_shape", "native")
 
-    def __init__(self, cls: type, name: str, fields: tuple[str, ...], raw: frozenset[str],
-                 partial: str | None, same_shape: bool) -> None:
-        self.cls = cls
+    def __init__(self, name: str, fields: tuple[str, ...], raw: frozenset[str], partial: str | None,
+                 same_shape: bool) -> None:
         self.name = name
         self.fields = fields
         self.walk = tuple(f for f in fields if f not in raw and f != partial)
@@ -177,8 +176,9 @@ _plans: dict[type, _Plan] = {}
 _ready = False
 """Set once the library's own records are registered: from then on each :func:`register` call
 works out which classes are native again (at import, that is done once, at the end)."""
-_native: set[type] = {str, int, float, bool, type(None)}
-"""The classes :func:`_prepare` gives back as they are: scalars and native records."""
+_native: set[type] = {str, int, float, bool, type(None), _PartialForm}
+"""The classes :func:`_prepare` gives back as they are: scalars, native records, and what it
+made itself (so that preparing twice changes nothing)."""
 
 
 def _prepare(value: Any, partials: bool) -> Any:
@@ -229,9 +229,7 @@ def _hook(value: Any) -> Any:
         return value.tolist()
     if isinstance(value, _enum.Enum):
         return value.value
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, int):
+    if isinstance(value, int):  # a subclass (bool has none)
         return int(value)
     if isinstance(value, float):
         return float(value)
@@ -367,7 +365,7 @@ def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None =
     same_shape = (config is not None and config.tag_field == "type" and config.tag == name and not skip
                   and partial is None and getattr(cls, "__struct_encode_fields__", ()) == fields)
     _native.discard(cls)
-    _plans[cls] = _Plan(cls, name, fields, raw, partial, same_shape)
+    _plans[cls] = _Plan(name, fields, raw, partial, same_shape)
 
 
 def _find_natives() -> None:
@@ -650,8 +648,8 @@ def _register_module(module: Any) -> None:
     for name in getattr(module, "__all__", ()):
         obj = getattr(module, name)
         if is_record_class(obj) and obj not in _plans:
-            if obj in _BLOCK_EVENTS or obj in (_tools.AgentTool, _config.AgentLoopConfig, _llm.StreamOptions,
-                                               _stream.PartialAssistantMessage, _state.RunState):
+            if obj in (_tools.AgentTool, _config.AgentLoopConfig, _llm.StreamOptions,
+                       _stream.PartialAssistantMessage, _state.RunState):
                 continue
             register(obj)
 

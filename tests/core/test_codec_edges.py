@@ -92,9 +92,12 @@ from agentcore.codec import (
     CodecError,
     PartialFold,
     dumps,
+    encode_bytes,
     from_json,
     json_form,
     loads,
+    parse,
+    prepared,
     register,
     to_json,
     try_from_json,
@@ -796,3 +799,44 @@ def test_adopt_follows_header_changes_and_gives_back_what_it_cannot_place() -> N
     for done_or_library_partial in (events[-1], events[2], ErrorEvent("error", PLAIN)):
         assert f.adopt(done_or_library_partial) is done_or_library_partial
     assert f.partial is standing
+
+
+def test_free_form_fields_are_written_as_they_are_even_with_a_type_key() -> None:
+    # Tool arguments, details and schemas are free-form: a "type" key there is data, not a tag.
+    call = ToolCall("c", "f", {"type": "object", "n": [1, {"type": "x"}]})
+    result = ToolResultMessage("c", "f", (TextContent("ok"),), details={"type": "report", "rows": 2})
+    spec = ToolSpec("f", "", {"type": "object", "properties": {"n": {"type": "integer"}}})
+    for record, field_name in ((call, "arguments"), (result, "details"), (spec, "parameters")):
+        data = to_json(record)
+        assert data[field_name] == json.loads(json.dumps(getattr(record, field_name), default=dict))
+        back = from_json(json.loads(dumps(record)))
+        assert back == record and isinstance(getattr(back, field_name), FrozenDict)
+
+
+def test_the_library_s_messages_and_content_go_to_the_encoder_as_they_are() -> None:
+    # Records that need no preparing are handed to msgspec untouched (no copy into a dict),
+    # however deep; records holding a partial, or open message fields, are prepared.
+    call = ToolCall("c", "f", {"a": 1})
+    reply = AssistantMessage((TextContent("x"), call), usage=Usage(1, 2, 0, 0, 3), stop_reason="toolUse")
+    for record in (UserMessage("hi"), reply, call, ToolResultMessage("c", "f", (TextContent("r"),)),
+                   Usage(), AgentToolResult("done"), DoneEvent("stop", reply)):
+        assert prepared(record) is record, type(record).__name__
+    partial = PartialAssistantMessage.begin().text_start().partial
+    assert prepared(MessageStartEvent(partial)) == {"type": "message_start", "message": prepared(partial)}
+    assert to_json(prepared(partial)) == {"type": "partial_assistant", "message": to_json(partial.to_message())}
+    assert prepared(prepared(partial)) == prepared(partial)  # preparing twice changes nothing
+
+
+def test_a_set_is_written_in_the_order_of_its_items_json_whatever_their_key_order() -> None:
+    one = {FrozenDict({"b": 0, "a": 1}), FrozenDict({"a": 2})}
+    other = {FrozenDict({"a": 2}), FrozenDict({"a": 1, "b": 0})}
+    assert to_json(frozenset(one)) == [{"b": 0, "a": 1}, {"a": 2}]
+    assert to_json(frozenset(other)) == [{"a": 1, "b": 0}, {"a": 2}]
+
+
+def test_text_utf_8_cannot_hold_is_written_as_ascii_json_escapes_and_read_back_the_same() -> None:
+    message = UserMessage("half \ud83d, caf\u00e9", timestamp=1)
+    text = encode_bytes(message)
+    assert text == b'{"type":"user","content":"half \\ud83d, caf\\u00e9","timestamp":1}'
+    assert parse(text) == to_json(message) and from_json(parse(text)) == message
+    assert dumps(message) == text.decode("ascii") and loads(dumps(message)) == message
