@@ -26,6 +26,7 @@ agentcore.codec.CodecError: unknown type tag 'nope' at $ (register application t
 
 from __future__ import annotations
 
+import decimal
 import enum as _enum
 import json
 import types
@@ -204,7 +205,14 @@ def _prepare(value: Any, partials: bool) -> Any:
         return sorted([_prepare(v, partials) for v in value], key=_json_text)
     if isinstance(value, _tools.AgentTool):
         return _prepare(value.spec, partials)
+    if isinstance(value, _ENCODED_AS_TEXT) or (callable(getattr(value, "isoformat", None)) and not isinstance(value, type)):
+        return value  # the encoder writes it in its JSON form (see json_form); a datetime, date or time too
     raise CodecError(f"cannot encode a {kind.__name__}: register it with agentcore.codec.register")
+
+
+_ENCODED_AS_TEXT: Final = (decimal.Decimal, _enum.Enum, bytes, bytearray, memoryview)
+"""What a registered record's fields may hold that JSON has no type for: written in its JSON
+form (:func:`json_form`), read back as that form."""
 
 
 def _prepare_items(items: Any, partials: bool) -> Any:
@@ -257,8 +265,20 @@ def encode_bytes(value: Any) -> bytes:
     try:
         return _encode(value)
     except UnicodeEncodeError:
-        return json.dumps(msgspec.to_builtins(value, enc_hook=_plain_hook), ensure_ascii=True,
-                          separators=(",", ":")).encode("ascii")
+        plain = _finite(msgspec.to_builtins(value, enc_hook=_plain_hook, str_keys=True))
+        return json.dumps(plain, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    """Plain JSON data with NaN and infinities as ``None``, as the encoder writes them."""
+    kind = type(value)
+    if kind is float:
+        return value if value - value == 0.0 else None
+    if kind is dict:
+        return {k: _finite(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_finite(v) for v in value]
+    return value
 
 
 def _plain_hook(value: Any) -> Any:
@@ -341,7 +361,7 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             elif kind == "pvector":
                 kwargs[fname] = None if v is None else pvector(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
             elif kind == "frozenset":
-                kwargs[fname] = frozenset(v)
+                kwargs[fname] = None if v is None else frozenset(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
             else:
                 kwargs[fname] = _decode(v, where)
         if rebuild is not None:

@@ -384,9 +384,17 @@ def _end_turn(s: Draft) -> bool:
     s.turns += 1
     for usage in (reply.usage, *(r.usage for r in s.results)):
         if usage is not None:
-            s.total_tokens += usage.total_tokens
-            s.cost_usd += usage.cost.total
+            s.total_tokens += _counted(usage.total_tokens)
+            s.cost_usd += _counted(getattr(usage.cost, "total", 0))
     return True
+
+
+def _counted(amount: Any) -> Any:
+    """What a usage figure adds to a budget: a finite number; anything else a stream function
+    or a transcript may hold there (``None``, NaN, infinity, text) adds nothing."""
+    if type(amount) is int or (type(amount) is float and amount - amount == 0.0):
+        return amount
+    return 0
 
 
 def _check_budgets(s: Draft) -> bool:

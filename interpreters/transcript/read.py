@@ -100,13 +100,11 @@ class SeqDelta(dict[str, Any]):
 
 
 def expand(value: Any) -> Any:
-    """Recorded effect JSON with every ``$seq`` delta replaced by the whole history."""
+    """Recorded effect JSON with every ``$seq`` delta (as :func:`read_transcript` resolved it)
+    replaced by the whole history. Any other ``$seq`` key is data, kept as it is."""
+    if isinstance(value, SeqDelta):
+        return list(value.full)
     if isinstance(value, dict):
-        if "$seq" in value:
-            full = getattr(value, "full", None)
-            if full is None:
-                raise ValueError("a $seq delta that was not read by read_transcript")
-            return list(full)
         return {k: expand(v) for k, v in value.items()}
     if isinstance(value, list):
         return [expand(v) for v in value]
@@ -363,40 +361,46 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
         raise _fail(lineno, f"cannot decode the input: {exc}") from None
 
 
-_HISTORY_EFFECTS: Final = frozenset({"call_llm", "transform_context", "convert_to_llm", "before_tool_call",
-                                      "after_tool_call", "prepare_next_turn", "should_stop_after_turn"})
-"""The effects whose histories the recorder writes as ``$seq`` deltas (:class:`~.encode.EffectEncoder`)."""
+_HOOK_HISTORIES: Final = (("context", "context", "messages"), ("context", "context", "tools"))
+_HISTORIES: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
+    "call_llm": (("messages",), ("tools",)),
+    "transform_context": (("messages",),),
+    "convert_to_llm": (("messages",),),
+    "before_tool_call": _HOOK_HISTORIES,
+    "after_tool_call": _HOOK_HISTORIES,
+    "prepare_next_turn": (*_HOOK_HISTORIES, ("context", "new_messages")),
+    "should_stop_after_turn": (*_HOOK_HISTORIES, ("context", "new_messages")),
+}
+"""Where the recorder writes histories as ``$seq`` deltas (:class:`~.encode.EffectEncoder`), per
+effect type, in the order it writes them. Nowhere else: a ``$seq`` key in a tool's arguments or
+details is data."""
 
 
 def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """Replace each ``$seq`` delta by a :class:`SeqDelta` knowing its whole history, in order;
     returns the new last-history-per-key map (copied on write: each entry keeps its own)."""
     copied = False
-
-    def delta(v: dict[str, Any]) -> SeqDelta:
-        nonlocal seqs, copied
-        key, keep, add = v["$seq"], v["keep"], v["add"]
-        prev = seqs.get(key, [])
-        if not isinstance(keep, int) or not 0 <= keep <= len(prev) or not isinstance(add, list):
-            raise ValueError(f"keeps {keep!r} items of a {key} history of {len(prev)}")
-        out = SeqDelta(v)
-        out.full = prev[:keep] + add
-        if not copied:
-            seqs = dict(seqs)
-            copied = True
-        seqs[key] = out.full
-        return out
-
-    def walk(v: dict[str, Any]) -> None:
-        # A history delta is always the value of an object's key (never an array item).
-        for k, x in v.items():
-            if type(x) is dict:
-                if "$seq" in x:
-                    v[k] = delta(x)
-                else:
-                    walk(x)
-
     for item in value:
-        if type(item) is dict and item.get("type") in _HISTORY_EFFECTS:
-            walk(item)
+        paths = _HISTORIES.get(str(item.get("type"))) if type(item) is dict else None
+        if paths is None:
+            continue
+        for path in paths:
+            parent: Any = item
+            for key in path[:-1]:
+                parent = parent.get(key) if type(parent) is dict else None
+            last = path[-1]
+            if type(parent) is not dict or type(parent.get(last)) is not dict or "$seq" not in parent[last]:
+                continue  # a history written in full (an older recorder, or a hook's own data)
+            v = parent[last]
+            key, keep, add = v["$seq"], v["keep"], v["add"]
+            prev = seqs.get(key, [])
+            if not isinstance(keep, int) or not 0 <= keep <= len(prev) or not isinstance(add, list):
+                raise ValueError(f"keeps {keep!r} items of a {key} history of {len(prev)}")
+            out = SeqDelta(v)
+            out.full = prev[:keep] + add
+            if not copied:
+                seqs = dict(seqs)
+                copied = True
+            seqs[key] = out.full
+            parent[last] = out
     return seqs
