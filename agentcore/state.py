@@ -301,6 +301,13 @@ class Suspension(Record, frozen=True):
     pending: tuple[PendingCall, ...]
     version: int = SUSPENSION_VERSION
 
+    def is_at(self, state: LoopState) -> bool:
+        """Whether ``state`` is this suspension's point of its run: suspended on the same pending
+        calls, after the same new messages (how a transcript is matched with a suspension)."""
+        phase = state.phase
+        return (isinstance(phase, Suspended) and phase.pending == self.pending
+                and state.run.new_messages == self.state.run.new_messages)
+
     @property
     def messages(self) -> tuple[AgentMessage, ...]:
         """The conversation as the run's listeners saw it when it suspended: the state's

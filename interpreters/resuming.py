@@ -173,7 +173,7 @@ def continue_transcript(
     if not isinstance(state.phase, Suspended):
         raise TranscriptError(f"{path}: the run it records is not suspended (phase {state.phase.name}): "
                               "there is nothing to resume into it")
-    if state.phase.pending != suspension.pending or state.run.new_messages != suspension.state.run.new_messages:
+    if not suspension.is_at(state):
         raise TranscriptError(f"{path}: the run it records suspended on other tool calls "
                               f"({', '.join(p.tool_call_id for p in state.phase.pending)}): not this suspension")
     if t.torn:

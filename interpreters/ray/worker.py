@@ -24,7 +24,7 @@ from ..driver import failure_text
 from ..resuming import aresume, continue_transcript
 from ..transcript import FlushMode, TranscriptError, TranscriptRecorder
 from .jobs import RunJob, RunResult, transcript_name
-from .suspensions import Resumption, decisions_problem, records_decisions_on, same_suspension
+from .suspensions import Resumption, decisions_problem, records_decisions_on
 
 __all__ = ["RunWorker", "WorkerSpec", "WorkerStatus", "current_node_id", "resumable", "run_job"]
 
@@ -125,7 +125,7 @@ async def _go_on(path: Path, resumption: Resumption, context: AgentContext, conf
                      flush=spec.flush, fsync=spec.fsync)
     messages: list[AgentMessage] = await stream.result()
     now: Suspension | None = stream.suspension
-    if now is None or not same_suspension(now, wanted):
+    if now is None or not wanted.is_at(now.state):
         if not records_decisions_on(path, wanted):
             where = "ends suspended on other tool calls" if now is not None else "records a run that is not suspended"
             raise TranscriptError(f"{path} {where}, and never suspended on "
