@@ -9,8 +9,9 @@ Subcommands (``agentcore SUBCOMMAND --help`` for each; ``docs/cli.md`` for the w
 * ``transcript show|replay|diff|state|fork|resume|html``: inspect, check and continue
   recorded runs.
 
-Conventions: exit code 0 ok, 1 the run failed (or a replay diverged), 2 usage error, 130 when
-a second Ctrl-C stopped the command. A user mistake (no API key, unknown model, missing file, a
+Conventions: exit code 0 ok, 1 the run failed (or a replay diverged), 2 usage error, 3 the run
+is suspended (tool calls wait for a decision; the waiting calls and what can decide them are
+printed on stderr), 130 when a second Ctrl-C stopped the command. A user mistake (no API key, unknown model, missing file, a
 tools module that does not load, a damaged transcript) prints one line saying what to do and no
 traceback; ``--debug`` shows it. Rendering is in :mod:`interpreters.render` (``rich`` on a
 terminal when installed, plain text otherwise).

@@ -3,6 +3,9 @@
 A run that suspends (tool calls that require approval, deferred tools) asks about each pending
 call: ``run <tool>(<args>)? [y/N/e]`` (``e``: type the arguments to run it with, as JSON), or,
 for a deferred call, its result; then it resumes. ``--approve-all`` approves without asking.
+When the input ends (Ctrl-D, the end of piped input) while a call waits, nothing is decided: the
+session ends with the run suspended, names the waiting calls and exits with
+:data:`~interpreters.cli.common.EXIT_SUSPENDED`.
 """
 
 from __future__ import annotations
@@ -10,18 +13,29 @@ from __future__ import annotations
 import argparse
 import json
 import queue
+import sys
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentcore.records import replace
-from agentcore import AgentContext, AgentMessage, Approve, Decision, Deny, PendingCall, ToolOutput, UserMessage
+from agentcore import (
+    AgentContext,
+    AgentMessage,
+    Approve,
+    Decision,
+    Deny,
+    PendingCall,
+    Suspension,
+    ToolOutput,
+    UserMessage,
+)
 from agentcore.frozen import thaw
 
 from ..render import make_renderer
 from ..signal import AbortSignal
-from .common import Setup, open_recorder, run_options, setup_from_args, writable
+from .common import EXIT_SUSPENDED, Setup, open_recorder, run_options, setup_from_args, suspension_report, writable
 
 __all__ = [
     "add_commands",
@@ -30,6 +44,15 @@ __all__ = [
 
 def _numbered(path: Path, n: int) -> Path:
     return path if n == 1 else path.with_name(f"{path.stem}.{n}{path.suffix or '.jsonl'}")
+
+
+class _Left(NamedTuple):
+    """A run the session left suspended when its input ended."""
+
+    suspension: Suspension
+    answered: dict[str, Decision]
+    """Decisions typed for some of the calls, not applied (a run goes on only with all)."""
+    transcript: str | None
 
 
 class _Chat:
@@ -51,6 +74,9 @@ class _Chat:
         self.answers: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self.asking = False
         """The worker waits for an answer about a pending tool call (typed lines go to it)."""
+        self.input_ended = False
+        """The input ended (Ctrl-D, the end of piped input): no question gets an answer any more."""
+        self.left: _Left | None = None
 
     def _poll(self) -> list[AgentMessage]:
         out: list[AgentMessage] = []
@@ -87,13 +113,17 @@ class _Chat:
                     for event in stream:
                         self.render(event)
                     while stream.suspension is not None:
-                        stream = self._resume(stream.suspension, context, signal, recorder)
-                    self.messages.extend(stream.result())
+                        resumed = self._resume(stream.suspension, context, signal, recorder)
+                        if resumed is None:  # the input ended: the run stays suspended
+                            break
+                        stream = resumed
+                    if self.left is None:
+                        self.messages.extend(stream.result())
                 finally:
                     if recorder is not None:
                         recorder.close()
                         self.render.line(f"transcript: {recorder.path}", "dim")
-                if signal.aborted:
+                if signal.aborted or self.left is not None:
                     break
                 # Lines typed after the run's last steering poll start the next run.
                 prompts = self._poll()
@@ -106,16 +136,24 @@ class _Chat:
             with self.lock:
                 self.running = False
                 self.signal = None
-            self.prompt()
+                ended = self.input_ended
+            if not ended:
+                self.prompt()
 
     def _resume(self, suspension: Any, context: AgentContext, signal: AbortSignal, recorder: Any) -> Any:
         """Ask about each pending call, then resume (recorded on in the same transcript). An
-        abort while asking denies what is left, and the aborted run ends."""
+        abort while asking denies what is left, and the aborted run ends. When the input ends
+        while asking, nothing is decided: the run is left suspended (``self.left``) and ``None``
+        returned."""
         from ..sync import resume_suspended
 
         decisions: dict[str, Decision] = {}
         for pending in suspension.pending:
             decision = None if signal.aborted else self._decide(pending)
+            if decision is None and not signal.aborted:  # no answer, no abort: the input ended
+                self.left = _Left(suspension, decisions, str(recorder.path) if recorder is not None else None)
+                self.render.line("(end of input: nothing was decided; the run stays suspended)", "dim")
+                return None
             decisions[pending.tool_call_id] = decision if decision is not None else Deny("aborted by the user")
         path = None
         if recorder is not None:
@@ -128,11 +166,17 @@ class _Chat:
         return stream
 
     def _ask(self, question: str) -> str | None:
-        """A line typed in answer to ``question`` (``None``: the run was aborted meanwhile)."""
+        """A line typed in answer to ``question`` (``None``: the run was aborted meanwhile, or
+        the input ended)."""
         with self.lock:
             self.asking = True  # before the question shows: an answer typed at once is the answer
+            ended = self.input_ended
         self.render.line("", "")
         self.render.write(question, "tool")
+        if ended:
+            with self.lock:
+                self.asking = False
+            return None
         try:
             return self.answers.get()
         finally:
@@ -186,6 +230,19 @@ class _Chat:
             signal.abort()
         if asking:
             self.answers.put(None)
+
+    def end_of_input(self) -> None:
+        """The input ended: a question being asked gets no answer (nor will any later one);
+        wait for the run in progress to finish or to suspend."""
+        with self.lock:
+            self.input_ended = True
+            asking, running = self.asking, self.running
+        if asking:
+            self.answers.put(None)
+        elif running:
+            self.render.line("(end of input: waiting for the run to finish)", "dim")
+        if running and self.worker is not None:
+            self.worker.join()
 
     def finish(self) -> None:
         self.abort()
@@ -248,18 +305,23 @@ class _Chat:
                 try:
                     line = input("")
                 except EOFError:
-                    if self.is_running():
-                        self.render.line("(end of input: waiting for the run to finish)", "dim")
-                        if self.worker is not None:
-                            self.worker.join()
+                    self.end_of_input()
                     break
                 if self._line(line.strip()):
                     break
             except KeyboardInterrupt:
                 pending_interrupt = True
         self.finish()
+        left = self.left
+        if left is not None:
+            sys.stdout.flush()
+            sys.stderr.write(suspension_report(
+                left.suspension.pending, left.transcript, answered=left.answered,
+                unrecorded="the session was not recorded, so nothing can decide these calls after it ends "
+                           "(--record FILE keeps a suspended run, to decide it later from Python)"))
+            sys.stderr.flush()
         self.render.line("bye", "dim")
-        return 0
+        return 0 if left is None else EXIT_SUSPENDED
 
 
 def _cmd_chat(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -20,6 +20,7 @@ from agentcore.records import replace
 from agentcore import (
     Approve,
     AgentContext,
+    Decision,
     AgentEvent,
     AgentLoopConfig,
     AgentMessage,
@@ -27,6 +28,7 @@ from agentcore import (
     AssistantMessage,
     MessageUpdateEvent,
     Model,
+    PendingCall,
 )
 from agentcore.codec import to_json
 
@@ -34,6 +36,7 @@ from ..signal import AbortSignal
 
 __all__ = [
     "DEMO_DELAY_ENV",
+    "EXIT_SUSPENDED",
     "Interrupted",
     "JsonLines",
     "Parser",
@@ -50,12 +53,16 @@ __all__ = [
     "run_options",
     "run_outcome",
     "setup_from_args",
+    "suspension_report",
     "writable",
 ]
 
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEMO_DELAY_ENV = "AGENTCORE_DEMO_DELAY"
+EXIT_SUSPENDED = 3
+"""The exit code of a command whose run ends suspended: tool calls wait for a decision (neither
+a success, 0, nor a failure, 1)."""
 
 
 class UsageError(Exception):
@@ -407,3 +414,43 @@ def run_outcome(messages: Sequence[AgentMessage]) -> tuple[int, str]:
     if last.stop_reason == "error":
         return 1, f"the run failed: {last.error_message}"
     return 0, ""
+
+
+def suspension_report(pending: Sequence[PendingCall], transcript: str | None, *, unrecorded: str = "",
+                      answered: Mapping[str, Decision] | None = None) -> str:
+    """What a command prints (on stderr) when its run ends suspended: each waiting call (id,
+    tool, arguments, what it waits for and why), then what can decide the calls: with the
+    ``transcript`` that ends at the suspension, the Python call that resumes it there; without
+    one, ``unrecorded``. ``answered``: decisions typed for some calls but not applied (a run goes
+    on only with a decision for every call)."""
+    from agentcore.frozen import thaw
+
+    from ..render.conversation import decision_text
+
+    n = len(pending)
+    lines = [f"agentcore: the run is suspended: {n} tool call{'s wait' if n != 1 else ' waits'} for a decision; "
+             f"none was approved or denied:"]
+    for p in pending:
+        arguments = json.dumps(thaw(p.arguments), ensure_ascii=False, default=str)
+        waits = "an approval" if p.waits_for == "approval" else "its result"
+        line = f"  {p.tool_call_id} {p.tool_name} {arguments} waits for {waits} ({p.reason})"
+        decision = (answered or {}).get(p.tool_call_id)
+        if decision is not None:
+            line += (f"; answered: {decision_text(p, decision)}, not applied (a run goes on only with a decision "
+                     f"for every call)")
+        lines.append(line)
+    if transcript is None:
+        lines.append(f"agentcore: {unrecorded}")
+        return "\n".join(lines) + "\n"
+    name = json.dumps(transcript, ensure_ascii=False)
+    example = ", ".join(f"{json.dumps(p.tool_call_id, ensure_ascii=False)}: "
+                        f"{'Approve()' if p.waits_for == 'approval' else 'ToolOutput(result)'}" for p in pending)
+    lines += [
+        f"agentcore: {transcript} ends at this suspension. The command line cannot decide the calls; Python can "
+        f"(docs/approvals.md), with the run's config and tools:",
+        f"  resume_suspended(resume({name}, config, tools).suspension, {{{example}}}, "
+        f"context=AgentContext(tools=tools), config=config, transcript={name})",
+        "  (from interpreters; per call Approve(), Approve(arguments={...}) or Deny(reason) for an approval, "
+        "ToolOutput(result) or Deny(reason) for a result)",
+    ]
+    return "\n".join(lines) + "\n"

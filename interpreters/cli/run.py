@@ -14,7 +14,17 @@ from agentcore import AgentContext, AgentEvent
 
 from ..render import LiveRenderer, make_renderer
 from ..signal import AbortSignal
-from .common import JsonLines, UsageError, drive, open_recorder, run_options, run_outcome, setup_from_args
+from .common import (
+    EXIT_SUSPENDED,
+    JsonLines,
+    UsageError,
+    drive,
+    open_recorder,
+    run_options,
+    run_outcome,
+    setup_from_args,
+    suspension_report,
+)
 
 __all__ = [
     "add_commands",
@@ -87,6 +97,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             render.close()
     if recorder is not None and not args.json:
         print(f"Transcript: {args.record}")
+    if stream.suspension is not None:
+        sys.stdout.flush()
+        sys.stderr.write(suspension_report(
+            stream.suspension.pending, args.record,
+            unrecorded="the run was not recorded, so nothing can decide these calls after this command: record it "
+                       "(--record FILE) to decide them later from Python, or answer them as they come in "
+                       "'agentcore chat'"))
+        return EXIT_SUSPENDED
     code, problem = run_outcome(messages)
     if code:
         print(f"agentcore: {problem}", file=sys.stderr)

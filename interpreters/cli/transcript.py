@@ -26,6 +26,7 @@ from agentcore import (
     ToolResultMessage,
 )
 from agentcore.codec import CodecError, from_json, to_json
+from agentcore.state import Finished, Suspended
 
 from ..render import (
     LiveRenderer,
@@ -37,7 +38,18 @@ from ..render import (
     message_text,
 )
 from ..signal import AbortSignal
-from .common import JsonLines, Parser, UsageError, drive, run_outcome, run_options, setup_from_args, writable
+from .common import (
+    EXIT_SUSPENDED,
+    JsonLines,
+    Parser,
+    UsageError,
+    drive,
+    run_options,
+    run_outcome,
+    setup_from_args,
+    suspension_report,
+    writable,
+)
 
 __all__ = [
     "add_commands",
@@ -152,7 +164,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(f"Replay of {args.file}: DIVERGED")
         print(exc.report)
         return 1
-    tail = "" if result.finished else " (the recorded run did not finish; 'transcript resume' goes on from there)"
+    if isinstance(result.state.phase, Suspended):
+        n = len(result.state.phase.pending)
+        tail = f" (the recorded run is suspended: {n} tool call{'s wait' if n != 1 else ' waits'} for a decision)"
+    elif not result.finished:
+        tail = " (the recorded run did not finish; 'transcript resume' goes on from there)"
+    else:
+        tail = ""
     print(f"Replay of {args.file}: {result.steps} steps, identical{tail}")
     return 0
 
@@ -358,13 +376,6 @@ def _cmd_resume(args: argparse.Namespace) -> int:
                          f"cannot provide; resume it from Python (interpreters.replay.resume)")
     config = replace(setup.config, get_steering_messages=lambda: [],
                                  get_follow_up_messages=lambda: [])
-    render: Callable[[AgentEvent], Any] = JsonLines() if args.json else make_renderer()
-    if isinstance(render, LiveRenderer):
-        turns = sum(1 for e in t.entries for x in e.effects_json if isinstance(x, dict)
-                    and x.get("type") == "emit" and (x.get("event") or {}).get("type") == "turn_start")
-        render.turn = turns
-        render.assistant_seen = True
-        render.line(f"── resuming {args.file} after step {t.steps} (turn {turns})", "rule")
     signal = AbortSignal()
     try:
         stream = resume(args.file, config, setup.tools, stream_fn=setup.stream_fn, signal=signal)
@@ -373,6 +384,34 @@ def _cmd_resume(args: argparse.Namespace) -> int:
               file=sys.stderr)
         print(exc.report, file=sys.stderr)
         return 1
+    if stream.suspension is not None:  # it waits for decisions, which this command cannot give
+        sys.stderr.write(suspension_report(stream.suspension.pending, args.file))
+        return EXIT_SUSPENDED
+    if isinstance(stream.state.phase, Finished):
+        messages = stream.result()
+        if not args.json:
+            print(f"{args.file}: the recorded run had finished: there is nothing to resume; nothing was appended.")
+    else:
+        messages = _resume_live(args, t, stream, signal)
+        if stream.suspension is not None:
+            sys.stdout.flush()
+            sys.stderr.write(suspension_report(stream.suspension.pending, args.file))
+            return EXIT_SUSPENDED
+    code, problem = run_outcome(messages)
+    if code:
+        print(f"agentcore: {problem}", file=sys.stderr)
+    return code
+
+
+def _resume_live(args: argparse.Namespace, t: Any, stream: Any, signal: AbortSignal) -> list[Any]:
+    """Render the live part of a resumed run (appended to the transcript); its new messages."""
+    render: Callable[[AgentEvent], Any] = JsonLines() if args.json else make_renderer()
+    if isinstance(render, LiveRenderer):
+        turns = sum(1 for e in t.entries for x in e.effects_json if isinstance(x, dict)
+                    and x.get("type") == "emit" and (x.get("event") or {}).get("type") == "turn_start")
+        render.turn = turns
+        render.assistant_seen = True
+        render.line(f"── resuming {args.file} after step {t.steps} (turn {turns})", "rule")
     try:
         messages = drive(stream, [render], signal)
     finally:
@@ -380,10 +419,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             render.close()
     if not args.json:
         print(f"Resumed {args.file}: the run has {len(messages)} new messages; the transcript was appended to.")
-    code, problem = run_outcome(messages)
-    if code:
-        print(f"agentcore: {problem}", file=sys.stderr)
-    return code
+    return messages
 
 
 def _replay_flags(p: argparse.ArgumentParser) -> None:

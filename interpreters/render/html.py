@@ -120,8 +120,14 @@ def _assistant_html(e: AssistantEntry) -> str:
         out.append(f'<div class="error-box">{_e(m.stop_reason)}: {_e(m.error_message or "")}</div>')
     for c in e.calls:
         result = c.result
-        mark = "✗" if c.is_error else ("✓" if result is not None else "…")
-        preview = one_line(content_text(result.content), 80) if result is not None else "no result recorded"
+        waiting = c.pending if result is None and c.decision is None else None  # not decided yet
+        mark = "✗" if c.is_error else "✓" if result is not None else "⏸" if waiting is not None else "…"
+        if result is not None:
+            preview = one_line(content_text(result.content), 80)
+        elif waiting is not None:
+            preview = "waits for an approval" if waiting.waits_for == "approval" else "waits for its result"
+        else:
+            preview = "no result recorded"
         args = json.dumps(thaw(c.call.arguments), ensure_ascii=False, indent=2)
         cls = "tool-call error" if c.is_error else "tool-call"
         out.append(

@@ -82,7 +82,8 @@ class LiveRenderer:
         raise NotImplementedError
 
     def tools_changed(self) -> None:
-        """``self.tools`` (running tool calls: id -> (label, start time)) changed."""
+        """``self.tools`` (the tool calls started and neither ended nor waiting for a decision:
+        id -> (label, start time)) changed."""
 
     def close(self) -> None:
         """Stop anything still animated."""
@@ -109,18 +110,22 @@ class LiveRenderer:
             if partial:
                 self.line(f"      … {event.tool_name}: {one_line(partial)}", "dim")
         elif isinstance(event, ToolExecutionEndEvent):
-            _, started = self.tools.pop(event.tool_call_id, ("", time.perf_counter()))
-            took = (time.perf_counter() - started) * 1000
+            started = self.tools.pop(event.tool_call_id, None)
+            # A call that waited for a decision has no start in this run's display to time it from.
+            took = f" ({(time.perf_counter() - started[1]) * 1000:.0f} ms)" if started is not None else ""
             text = one_line(content_text(event.result.content)) or "(no output)"
             mark, style = ("✗", "err") if event.is_error else ("✓", "ok")
             self.tools_changed()
-            self.line(f"      {mark} {event.tool_name} → {text} ({took:.0f} ms)", style)
+            self.line(f"      {mark} {event.tool_name} → {text}{took}", style)
         elif isinstance(event, AgentSuspendedEvent):
             for p in event.pending:
                 self.tools.pop(p.tool_call_id, None)
             self.tools_changed()
-            waits = ", ".join(f"{p.tool_name} ({p.waits_for})" for p in event.pending)
-            self.line(f"── suspended: waiting for {waits}", "rule")
+            for p in event.pending:
+                waits = "an approval" if p.waits_for == "approval" else "its result"
+                self.line(f"      ⏸ {p.tool_name}({format_args(p.arguments)}): waiting for {waits}", "tool")
+            n = len(event.pending)
+            self.line(f"── suspended: {n} tool call{'s wait' if n != 1 else ' waits'} for a decision", "rule")
         elif isinstance(event, BudgetReachedEvent):
             self.line(budget_reached_text(event.budget, event.limit, event.used), "err")
         elif isinstance(event, AgentEndEvent):
@@ -213,11 +218,12 @@ class PlainRenderer(LiveRenderer):
             self.out.flush()
 
     def tools_changed(self) -> None:
-        # No spinner in plain text: one line per call when it starts.
+        # No spinner in plain text: one line per call when it starts ("started", not "running":
+        # a call may go on to wait for a decision, shown with ⏸ when the run suspends).
         for call_id, (label, _) in self.tools.items():
             if call_id not in self._announced:
                 self._announced.add(call_id)
-                self.line(f"      ⋯ running {label}", "dim")
+                self.line(f"      ⋯ started {label}", "dim")
         self._announced &= set(self.tools)
 
 

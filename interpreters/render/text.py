@@ -41,7 +41,8 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
     for k, v in header_facts(header):
         out.append(f"{k + ':':<10}{v}")
     if steps is not None:
-        out.append(f"{'steps:':<10}{steps}" + ("" if conv.finished else " (the run did not finish)"))
+        out.append(f"{'steps:':<10}{steps}" + ("" if conv.finished else " (the run is suspended)" if conv.suspended
+                                                 else " (the run did not finish)"))
     system = str(header.get("system_prompt") or "")
     if system:
         out.append(f"{'system:':<10}" + indent(system, " " * 10).lstrip())
@@ -70,7 +71,9 @@ def conversation_text(conv: Conversation, header: Mapping[str, Any], *, title: s
                     out.append(indent(_args_json(c.call.arguments), "      args   │ "))
                     if c.pending is not None:
                         out.append(st(f"      waited │ {c.decided}", "tool"))
-                    if c.result is None:
+                    if c.result is None and c.pending is not None and c.decision is None:
+                        out.append(st("      result │ (none yet: the call waits for a decision)", "dim"))
+                    elif c.result is None:
                         out.append(st("      result │ (no result recorded)", "dim"))
                     else:
                         prefix = "      error  │ " if c.result.is_error else "      result │ "

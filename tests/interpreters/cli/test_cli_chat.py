@@ -121,7 +121,7 @@ def test_approve_all_runs_them_without_asking(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "The trip takes" in proc.stdout and "[y/N/e]" not in proc.stdout
     asked = run_cli("run", "How long is my trip?", "--model", "demo", "--tools", f"{tools}:TOOLS",
                     env=clean_env(AGENTCORE_DEMO_DELAY="0"))
-    assert asked.returncode == 0 and "suspended: waiting for calculator (approval)" in asked.stdout
+    assert asked.returncode == 3 and "── suspended: 2 tool calls wait for a decision" in asked.stdout
 
 
 def test_max_cost_is_a_budget_of_the_run() -> None:

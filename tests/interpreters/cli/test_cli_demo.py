@@ -56,7 +56,7 @@ def test_demo_works_without_rich(tmp_path: Path) -> None:
     env = clean_env(PYTHONPATH=str(blocker))
     session = PtySession("demo", "--record", str(tmp_path / "d.jsonl"), "--tool-latency", "0", env=env)
     try:
-        session.expect(r"⋯ running calculator")  # the plain renderer's line
+        session.expect(r"⋯ started calculator")  # the plain renderer's line
         session.expect(r"\d+ steps, identical")
         assert session.wait() == 0
     finally:
