@@ -55,8 +55,8 @@ def ls() -> str:
 
 
 @tool(requires_approval=True)
-def scale(factor: float) -> str:
-    """Scale the picture."""
+def scale(factor: float | None) -> str:
+    """Scale the picture (a transcript writes NaN and the infinities as null: the schema takes it)."""
     RAN.append(f"scale {factor}")
     return f"scaled by {factor}"
 
