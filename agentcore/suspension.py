@@ -143,7 +143,16 @@ class _Messages:
         i = self.index.get(id(message))
         if i is None:
             i = next((j for j in range(len(self.messages) - 1, -1, -1) if _same(self.messages[j], message)), None)
-        return i if i is not None else prepared(message)
+        return i if i is not None else _literal(message)
+
+
+def _literal(value: Any) -> Any:
+    """``value`` prepared, written so that it cannot be read as what format 2 leaves out (an
+    index, ``"$result"``, a pending call's reason): a mapping, a number or a string as the
+    codec's plain JSON value."""
+    if isinstance(value, (Mapping, int, str)) and not isinstance(value, bool):
+        return {"type": "json", "value": freeze(value)}
+    return prepared(value)
 
 
 def _encode(s: Suspension) -> dict[str, Any]:
@@ -215,14 +224,15 @@ def _encode_slot(slot: ToolSlot, reply_call: ToolCall | None) -> Any:
         out["args"] = prepared(slot.args)
     out["result"], out["is_error"], out["at"] = prepared(slot.result), prepared(slot.is_error), prepared(slot.at)
     if slot.message is not None:
-        out["message"] = _FROM_RESULT if _same(slot.message, _result_message(slot)) else prepared(slot.message)
+        out["message"] = _FROM_RESULT if _same(slot.message, _result_message(slot)) else _literal(slot.message)
     p = slot.pending
     if p is not None:
-        if (isinstance(call, ToolCall) and type(p.tool_call_id) is str and p.tool_call_id == call.id
+        if (isinstance(p, PendingCall) and isinstance(call, ToolCall) and type(p.tool_call_id) is str
+                and p.tool_call_id == call.id
                 and type(p.tool_name) is str and p.tool_name == call.name and _same(p.arguments, slot.args)):
             out["pending"] = {"reason": prepared(p.reason), "waits_for": prepared(p.waits_for)}
         else:
-            out["pending"] = prepared(p)
+            out["pending"] = _literal(p)
     return out
 
 
@@ -274,7 +284,7 @@ def _decode_run(obj: Any, path: str) -> Any:
         if type(last) is not int or not 0 <= last <= len(messages):
             raise CodecError(f"{path}.new_messages are the last {last!r} messages, and there are {len(messages)}")
         changes["new_messages"] = messages[len(messages) - last:]
-    if derived_view:
+    if derived_view and isinstance(run.hooks, frozenset):
         changes["llm_messages"] = llm_view(messages, run.hooks)
     if turn is not None:
         results = turn.get("tool_results", ())
@@ -304,11 +314,11 @@ def _decode_phase(obj: Any, run: Any, path: str) -> Any:
     if "message" not in b:
         raise CodecError(f"{_BATCH} at {where} lacks message")
     reply = _message(b["message"], messages, f"{where}.message")
-    calls = reply.tool_calls if isinstance(reply, AssistantMessage) else ()
+    calls = reply.tool_calls if isinstance(reply, AssistantMessage) and isinstance(reply.content, tuple) else ()
     slots_obj = b.get("slots", ())
     slots = tuple(_decode_slot(s, calls[i] if i < len(calls) else None, f"{where}.slots[{i}]")
                   for i, s in enumerate(slots_obj)) if isinstance(slots_obj, list) else decode_at(slots_obj, where)
-    batch = _build(RunningTools, where, message=reply, sequential=decode_at(b.get("sequential"), where),
+    batch = _build(RunningTools, where, message=reply, sequential=decode_at(b.get("sequential"), f"{where}.sequential"),
                    slots=slots, cursor=decode_at(b.get("cursor", 0), f"{where}.cursor"))
     if "pending" in obj:
         pending = decode_at(obj["pending"], f"{path}.pending")

@@ -192,6 +192,10 @@ def _variants() -> dict[str, Suspension]:
         "a state that is not a state": replace(s, state=FrozenDict({"phase": "suspended"})),
         "a slot that is not a slot": batch_of(s, slots=(FrozenDict({"step": "done"}),) + phase.batch.slots[1:]),
         "a version of its own": replace(s, version=7),
+        "values that look like what format 2 leaves out": slot_of(
+            run_of(seq, last_turn=replace(seq.state.run.last_turn, message=1)), 0,
+            message="$result", pending=FrozenDict({"reason": "r", "waits_for": "approval"})),
+        "a batch message that looks like an index": batch_of(s, message=0),
     }
 
 
