@@ -60,6 +60,7 @@ from .records import (
 __all__ = [
     "CodecError",
     "PartialFold",
+    "decode_at",
     "dumps",
     "encode_bytes",
     "encode_raw",
@@ -69,6 +70,7 @@ __all__ = [
     "parse",
     "prepared",
     "register",
+    "register_form",
     "to_json",
     "try_from_json",
 ]
@@ -377,6 +379,33 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
     return cls
 
 
+class _FormPlan(_Plan):
+    """A class with a JSON form of its own (:func:`register_form`)."""
+
+    __slots__ = ("encode",)
+
+    def __init__(self, name: str, encode: Callable[[Any], Any]) -> None:
+        super().__init__(name, (), frozenset(), None, False)
+        self.encode = encode
+
+    def prepare(self, value: Any, partials: bool) -> Any:
+        return self.encode(value)
+
+
+def register_form(cls: type, encode: Callable[[Any], Any], decode: Callable[[Mapping[str, Any], str], Any]) -> None:
+    """Give a record class a JSON form of its own (a :class:`~agentcore.state.Suspension`'s,
+    which writes each value once): ``encode(value)`` gives the prepared data written for it (a
+    mapping tagged with the class's tag), ``decode(obj, path)`` builds the value back from that
+    JSON object (:func:`decode_at` decodes its parts)."""
+    name = _tag_of(cls)
+    _classes[name] = cls
+    _native.discard(cls)
+    _plans[cls] = _FormPlan(name, encode)
+    _decoders[name] = decode
+    if _ready:
+        _find_natives()
+
+
 def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None = None) -> None:
     annotations = field_annotations(cls)
     fields = tuple(f for f in annotations if f not in skip)
@@ -503,6 +532,11 @@ def to_json(value: Any, *, partials: bool = True) -> Any:
 def from_json(data: Any) -> Any:
     """Decode what :func:`to_json` produced. Raises :class:`CodecError` naming the path."""
     return _decode(data, "$")
+
+
+def decode_at(data: Any, path: str) -> Any:
+    """:func:`from_json` of a part of a JSON value, found at ``path`` (which errors name)."""
+    return _decode(data, path)
 
 
 def try_from_json(data: Any) -> Result[Any, str]:
@@ -691,3 +725,4 @@ register(_state.RunState, skip=("tool_index",), rebuild=_rebuild_run)
 register(_state.LoopState)
 _find_natives()
 _ready = True
+from . import suspension as _suspension  # noqa: E402,F401  (registers the Suspension's own JSON form)

@@ -60,6 +60,7 @@ __all__ = [
     "Suspended",
     "Suspension",
     "emitted_results",
+    "suspension_problem",
     "ToolSlot",
     "index_tools",
     "initial_state",
@@ -284,17 +285,21 @@ class LoopState(Record, frozen=True):
         return self.run.hooks
 
 
-SUSPENSION_VERSION: int = 1
-"""The format version of :class:`Suspension` this library writes (and the newest it reads)."""
+SUSPENSION_VERSION: int = 2
+"""The format version of :class:`Suspension` this library writes (and the newest it reads).
+Format 2 writes each value of the state once (see :mod:`agentcore.suspension`); format 1 wrote
+the state as it is. Both are read."""
 
 
 class Suspension(Record, frozen=True):
     """A suspended run, as data: everything needed to go on, in any process.
 
     ``state`` is the core's state (phase :class:`Suspended`), ``pending`` the calls that wait
-    for a decision. It round-trips through JSON (``agentcore.codec.to_json`` / ``from_json``);
-    resume it with ``interpreters.resume_suspended`` (or ``interpreters.aio``'s). ``version``
-    is its format version (:data:`SUSPENSION_VERSION`).
+    for a decision. It round-trips through JSON (``agentcore.codec.to_json`` / ``from_json``),
+    which holds each value once; resume it with ``interpreters.resume_suspended`` (or
+    ``interpreters.aio``'s), which refuses one that :meth:`problem` finds fault with. ``version``
+    is its format version (:data:`SUSPENSION_VERSION`; one read from format 1 keeps 1, and is
+    written as format 1 wrote it).
     """
 
     state: LoopState
@@ -303,10 +308,25 @@ class Suspension(Record, frozen=True):
 
     def is_at(self, state: LoopState) -> bool:
         """Whether ``state`` is this suspension's point of its run: suspended on the same pending
-        calls, after the same new messages (how a transcript is matched with a suspension)."""
-        phase = state.phase
-        return (isinstance(phase, Suspended) and phase.pending == self.pending
-                and state.run.new_messages == self.state.run.new_messages)
+        calls, after the same new messages, in JSON form (how a transcript, which holds values as
+        their JSON gives them back, is matched with a suspension)."""
+        return self.difference(state) is None
+
+    def difference(self, state: LoopState, where: str = "the state") -> str | None:
+        """How ``state`` is not this suspension's point of its run (``None``: it is), for an error
+        message: ``suspended on other tool calls (c4)``, ``suspended on c1 with other arguments:
+        arguments.path is "b" in the transcript, "a" in this suspension``... ``where`` names
+        ``state``."""
+        from .suspension import difference
+
+        return difference(self, state, where)
+
+    def problem(self) -> str | None:
+        """Why this suspension cannot be resumed as it is (``None``: it can), naming the field and
+        the values: a value that is not of its field's type, or parts that disagree on what would
+        run (the arguments ``pending`` shows and those the call would run with). A stored
+        suspension may have been edited: the interpreters check it before anything runs."""
+        return suspension_problem(self)
 
     @property
     def messages(self) -> tuple[AgentMessage, ...]:
@@ -315,6 +335,13 @@ class Suspension(Record, frozen=True):
         state's messages when the turn ends, after the resume). An agent restored from this
         suspension takes these as its conversation."""
         return tuple(self.state.run.messages) + emitted_results(self.state.phase)
+
+
+def suspension_problem(suspension: Suspension) -> str | None:
+    """:meth:`Suspension.problem`: why ``suspension`` cannot be resumed as it is, or ``None``."""
+    from .suspension import problem
+
+    return problem(suspension)
 
 
 def emitted_results(phase: Phase) -> tuple[ToolResultMessage, ...]:

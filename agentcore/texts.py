@@ -31,6 +31,16 @@ __all__ = [
     "deferred_text",
     "not_suspended_text",
     "suspension_version_text",
+    "article",
+    "length_difference_text",
+    "mismatch_text",
+    "new_messages_count_text",
+    "other_calls_text",
+    "other_message_text",
+    "other_pending_text",
+    "suspension_field_text",
+    "suspension_parts_text",
+    "value_difference_text",
     "wrong_decision_text",
     "NO_ERROR_MESSAGE_TEXT",
     "REQUEST_ABORTED_TEXT",
@@ -205,6 +215,70 @@ def not_suspended_text(phase: str) -> str:
 def suspension_version_text(version: object, supported: int) -> str:
     return (f"Cannot resume: the suspension has format version {version!r}; this library reads "
             f"versions 1 to {supported}")
+
+
+_SUSPENSION_ADVICE: Final = " (resume a suspension as agentcore.codec.to_json wrote it)"
+
+
+def suspension_field_text(path: str, value: Any, expected: str) -> str:
+    """A value of a stored suspension that is not of its field's type.
+
+    >>> print(suspension_field_text("state.run.turns", "x", "an int"))
+    Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int (resume a suspension as agentcore.codec.to_json wrote it)
+    """
+    shown = "None" if value is None else f"{_kind(value)} ({value!r:.60})"
+    return f"Cannot resume: in the suspension, {path} is {shown}, not {expected}{_SUSPENSION_ADVICE}"
+
+
+def suspension_parts_text(detail: str) -> str:
+    """Parts of a stored suspension that disagree (``detail`` says which and how)."""
+    return f"Cannot resume: the suspension does not hold together: {detail}{_SUSPENSION_ADVICE}"
+
+
+def mismatch_text(shown: str, shown_value: str, runs: str, runs_value: str, role: str) -> str:
+    """What one part of a suspension shows, and what another, the one that acts, holds instead.
+
+    >>> print(mismatch_text("pending[0].arguments.path", '"a"', "slots[1].args.path", '"b"', "what would run"))
+    pending[0].arguments.path is "a" but slots[1].args.path (what would run) is "b"
+    """
+    return f"{shown} is {shown_value} but {runs} ({role}) is {runs_value}"
+
+
+def article(word: str) -> str:
+    """``word`` after its article: ``an int``, ``a str``, ``a ToolSlot``."""
+    return _an(word)
+
+
+def value_difference_text(path: str, there: str, mine: str, where: str) -> str:
+    """One place where a recorded run and a suspension differ (the values as JSON text)."""
+    return f"{path} is {there} in {where}, {mine} in this suspension"
+
+
+def length_difference_text(path: str, there: int, mine: int, where: str) -> str:
+    """A list whose length differs between a recorded run and a suspension."""
+    return f"{path} has {there} items in {where}, {mine} in this suspension"
+
+
+def other_calls_text(ids: list[str]) -> str:
+    """A recorded run that suspended on other calls than the suspension's."""
+    return f"suspended on other tool calls ({', '.join(ids)})"
+
+
+def other_pending_text(call_id: str, field: str, detail: str) -> str:
+    """A recorded run that suspended on the same call, shown otherwise.
+
+    >>> other_pending_text("c1", "arguments", 'arguments.x is 1 in the transcript, 2 in this suspension')
+    'suspended on c1 with other arguments: arguments.x is 1 in the transcript, 2 in this suspension'
+    """
+    return f"suspended on {call_id} with {'other' if field.endswith('s') else 'another'} {field}: {detail}"
+
+
+def new_messages_count_text(there: int, mine: int) -> str:
+    return f"has {there} new messages, this suspension {mine}"
+
+
+def other_message_text(index: int, label: str, detail: str) -> str:
+    return f"has another new message {index} ({label}): {detail}"
 
 
 def wrong_decision_text(call_id: str, waits_for: str, decision: str) -> str:

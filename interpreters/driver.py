@@ -120,7 +120,7 @@ from agentcore.batch import decisions_problem
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
 from agentcore.state import Suspended, llm_view
-from agentcore.texts import STREAM_ENDED_TEXT, not_suspended_text, suspension_version_text
+from agentcore.texts import STREAM_ENDED_TEXT, suspension_version_text
 
 from .clock import now_ms
 from .secrets import environment_key
@@ -1117,16 +1117,18 @@ def hook_decision(pending: PendingCall, value: Any) -> Decision | None:
 
 def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopState:
     """The state to resume ``suspension`` from under ``config``: checked (a :class:`Suspension`
-    of a format this library reads, whose state is suspended), with the config's hooks and
-    budgets in force (the turns, tokens and cost used so far are kept)."""
+    of a format this library reads, whose state is suspended, whose fields hold values of their
+    types and whose parts agree on what would run: ``Suspension.problem``), with the config's
+    hooks and budgets in force (the turns, tokens and cost used so far are kept)."""
     if not isinstance(suspension, Suspension):
         raise TypeError(f"{fn}() argument 'suspension' must be a Suspension (decode a stored one with "
                         f"agentcore.codec.from_json), not {_a(type(suspension).__name__)}")
     if type(suspension.version) is not int or not 1 <= suspension.version <= SUSPENSION_VERSION:
         raise ValueError(suspension_version_text(suspension.version, SUSPENSION_VERSION))
+    problem = suspension.problem()  # not suspended, or edited: refused before anything runs or is written
+    if problem is not None:
+        raise ValueError(problem)
     state = suspension.state
-    if not isinstance(state.phase, Suspended):
-        raise ValueError(not_suspended_text(state.phase.name))
     run = state.run
     hooks = hooks_set(config) - {"get_api_key"}
     changes: dict[str, Any] = {}

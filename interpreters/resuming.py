@@ -173,9 +173,9 @@ def continue_transcript(
     if not isinstance(state.phase, Suspended):
         raise TranscriptError(f"{path}: the run it records is not suspended (phase {state.phase.name}): "
                               "there is nothing to resume into it")
-    if not suspension.is_at(state):
-        raise TranscriptError(f"{path}: the run it records suspended on other tool calls "
-                              f"({', '.join(p.tool_call_id for p in state.phase.pending)}): not this suspension")
+    difference = suspension.difference(state, "the transcript")  # in JSON form, as the transcript holds it
+    if difference is not None:
+        raise TranscriptError(f"{path}: the run it records {difference}: not this suspension")
     if t.torn:
         os.truncate(path, t.size)
     marker = {"resumed_suspension": t.steps, "at": now_ms()}

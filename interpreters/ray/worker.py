@@ -125,10 +125,12 @@ async def _go_on(path: Path, resumption: Resumption, context: AgentContext, conf
                      flush=spec.flush, fsync=spec.fsync)
     messages: list[AgentMessage] = await stream.result()
     now: Suspension | None = stream.suspension
-    if now is None or not wanted.is_at(now.state):
+    difference = wanted.difference(now.state, "the transcript") if now is not None else None  # in JSON form
+    if now is None or difference is not None:
         if not records_decisions_on(path, wanted):
-            where = "ends suspended on other tool calls" if now is not None else "records a run that is not suspended"
-            raise TranscriptError(f"{path} {where}, and never suspended on "
+            where = (f"ends at another suspension (the run it records {difference})" if now is not None
+                     else "records a run that is not suspended")
+            raise TranscriptError(f"{path} {where}, and no decisions on "
                                   f"{', '.join(p.tool_call_id for p in wanted.pending)}: not this suspension's run")
         return messages, now, True
     problem = decisions_problem(wanted, resumption.decisions)

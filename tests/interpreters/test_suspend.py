@@ -342,7 +342,7 @@ def test_a_suspension_of_a_newer_format_is_refused(flavour: Flavour) -> None:
     data = to_json(suspension)
     data["version"] = 99
     with pytest.raises(ValueError, match="^Cannot resume: the suspension has format version 99; this library reads "
-                                         "versions 1 to 1$"):
+                                         "versions 1 to 2$"):
         flavour.resume(from_json(data), {"c1": Approve()}, context(), config(), m)
 
 

@@ -1,0 +1,654 @@
+"""A suspended run as data: its JSON form, the check of a stored one, its match with a recording.
+
+**The JSON form.** A suspended state holds a tool call's arguments many times over: in the
+reply in the conversation (``messages``), in the run's ``new_messages`` and in the model's view
+of the conversation (``llm_messages``), in the batch's reply, in the call's slot (the call, the
+validated arguments, the pending entry), in the phase's pending calls and in the suspension's.
+Format 2 (:data:`~agentcore.state.SUSPENSION_VERSION`) writes each value once and leaves out
+what the rest gives back:
+
+- ``new_messages`` is ``{"last": n}`` when it is the last ``n`` messages; ``llm_messages`` is
+  left out when it is the default conversion of ``messages`` (``None`` when a hook converts);
+- a message that is in ``messages`` (the batch's reply, the last turn's reply and results) is
+  its index there;
+- a slot leaves out its ``call`` when it is the reply's tool call at the slot's position, its
+  ``args`` when they are the call's arguments, its ``pending`` entry's id, name and arguments
+  (``{"reason": ..., "waits_for": ...}``) when they are the call's and the slot's, and writes
+  its ``message`` as ``"$result"`` when it is the result message of its result;
+- the phase's ``pending`` and the suspension's are left out when they are the batch's pending
+  calls, in order.
+
+A part is left out only when what is written gives it back with the same JSON, so ``from_json``
+of ``to_json`` gives an equal suspension; anything else is written in full. A suspension of
+format 1 (``version=1``: read from a stored one) is written as format 1 wrote it, every part in
+full. Reading takes either: a part that is there is taken as it is.
+
+**The check** (:func:`problem`): a stored suspension may have been edited. Every field must hold
+a value of its type, and what the suspension shows must be what would run: the pending calls an
+approver is shown (``pending``) are those the run waits on, with the arguments its calls would
+run with, and the calls are the reply's, in the conversation as it is.
+
+**The match** (:func:`difference`): a transcript is replayed to the state it records, where
+every value is what its JSON gives back (a datetime is its text, NaN is ``null``). A suspension
+is at that state when its pending calls and new messages have the same JSON form.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from pyrsistent import PVector
+
+from .codec import CodecError, decode_at, encode_bytes, parse, prepared, register_form
+from .convert import convert_message
+from .frozen import FrozenDict, freeze
+from .messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
+from .records import Record, replace
+from .state import (
+    RUN_FIELDS,
+    SUSPENSION_VERSION,
+    CompletedTurn,
+    LoopState,
+    RunningTools,
+    RunState,
+    Suspended,
+    Suspension,
+    ToolSlot,
+    llm_view,
+)
+from .texts import (
+    article,
+    length_difference_text,
+    mismatch_text,
+    new_messages_count_text,
+    not_suspended_text,
+    other_calls_text,
+    other_message_text,
+    other_pending_text,
+    suspension_field_text,
+    suspension_parts_text,
+    suspension_version_text,
+    value_difference_text,
+)
+from .tools import AgentToolResult, PendingCall
+
+__all__ = ["difference", "problem"]
+
+
+def _tag(cls: type) -> str:
+    tag: str = cls.__struct_config__.tag  # type: ignore[attr-defined]
+    return tag
+
+
+_SUSPENSION, _STATE, _RUN, _SUSPENDED = _tag(Suspension), _tag(LoopState), _tag(RunState), _tag(Suspended)
+_BATCH, _SLOT, _TURN = _tag(RunningTools), _tag(ToolSlot), _tag(CompletedTurn)
+_FROM_RESULT: Final = "$result"
+
+
+# --------------------------------------------------------------------------- JSON form
+
+
+def _json(value: Any) -> bytes:
+    return encode_bytes(prepared(value, partials=False))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are equal and written as the same JSON (so either reads back as the other)."""
+    if a is b:
+        return True
+    try:
+        equal = bool(a == b)
+    except Exception:  # details may hold objects whose == is not a truth value (an array)
+        return False
+    return equal and _json(a) == _json(b)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are written as the same JSON (a datetime and its text are)."""
+    return a is b or _json(a) == _json(b)
+
+
+def _same_items(a: Any, b: Any) -> bool:
+    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+
+
+def _result_message(slot: ToolSlot) -> ToolResultMessage | None:
+    """The result message of a slot that is done (as the batch makes it)."""
+    result = slot.result
+    if not isinstance(result, AgentToolResult) or not isinstance(slot.call, ToolCall):
+        return None
+    return ToolResultMessage(slot.call.id, slot.call.name, result.content, details=result.details,
+                             is_error=slot.is_error, usage=result.usage,
+                             added_tool_names=result.added_tool_names or None, timestamp=slot.at)
+
+
+def _paused_on(batch: RunningTools) -> tuple[PendingCall, ...]:
+    """The pending calls of a paused batch, in call order."""
+    return tuple(slot.pending for slot in batch.slots if slot.step == "pending" and slot.pending is not None)
+
+
+class _Messages:
+    """Finds a message in the conversation: by identity, else an equal one from the end."""
+
+    def __init__(self, messages: Any) -> None:
+        self.messages = messages
+        self.index = {id(m): i for i, m in enumerate(messages)}
+
+    def ref(self, message: Any) -> Any:
+        """The index of ``message`` in the conversation, or its prepared form."""
+        i = self.index.get(id(message))
+        if i is None:
+            i = next((j for j in range(len(self.messages) - 1, -1, -1) if _same(self.messages[j], message)), None)
+        return i if i is not None else _literal(message)
+
+
+def _literal(value: Any) -> Any:
+    """``value`` prepared, written so that it cannot be read as what format 2 leaves out (an
+    index, ``"$result"``, a pending call's reason): a mapping, a number or a string as the
+    codec's plain JSON value."""
+    if isinstance(value, (Mapping, int, str)) and not isinstance(value, bool):
+        return {"type": "json", "value": freeze(value)}
+    return prepared(value)
+
+
+def _encode(s: Suspension) -> dict[str, Any]:
+    state = s.state
+    if (s.version != SUSPENSION_VERSION or not isinstance(state, LoopState) or not isinstance(state.run, RunState)
+            or not isinstance(state.run.messages, PVector)):
+        # Format 1 (or what is not a state): every part in full, as format 1 wrote it.
+        return {"type": _SUSPENSION, "state": prepared(s.state), "pending": prepared(s.pending),
+                "version": prepared(s.version)}
+    run, phase = state.run, state.phase
+    messages = _Messages(run.messages)
+    out: dict[str, Any] = {"type": _SUSPENSION, "state": {"type": _STATE, "phase": _encode_phase(phase, messages),
+                                                          "run": _encode_run(run, messages)}}
+    if not (isinstance(phase, Suspended) and isinstance(s.pending, tuple) and isinstance(phase.pending, tuple)
+            and _same_items(s.pending, phase.pending)):
+        out["pending"] = prepared(s.pending)
+    out["version"] = prepared(s.version)
+    return out
+
+
+def _encode_run(run: RunState, messages: _Messages) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": _RUN}
+    for name in RUN_FIELDS:
+        value = getattr(run, name)
+        if name == "tool_index":
+            continue  # rebuilt from the tools
+        if name == "new_messages" and isinstance(value, PVector):
+            n, all_ = len(value), run.messages
+            if n <= len(all_) and _same_items(value, all_[len(all_) - n:]):
+                out[name] = {"last": n}
+                continue
+        elif name == "llm_messages" and isinstance(run.hooks, frozenset) and isinstance(value, (PVector, type(None))):
+            view = llm_view(run.messages, run.hooks)
+            if (value is None and view is None) or (value is not None and view is not None
+                                                    and _same_items(value, view)):
+                continue
+        elif name == "last_turn" and isinstance(value, CompletedTurn) and isinstance(value.tool_results, tuple):
+            out[name] = {"type": _TURN, "message": messages.ref(value.message),
+                         "tool_results": [messages.ref(m) for m in value.tool_results]}
+            continue
+        out[name] = prepared(value)
+    return out
+
+
+def _encode_phase(phase: Any, messages: _Messages) -> Any:
+    if not isinstance(phase, Suspended) or not isinstance(phase.batch, RunningTools):
+        return prepared(phase)
+    batch = phase.batch
+    if not isinstance(batch.slots, tuple) or not all(isinstance(slot, ToolSlot) for slot in batch.slots):
+        return prepared(phase)
+    reply = batch.message
+    calls = reply.tool_calls if isinstance(reply, AssistantMessage) and isinstance(reply.content, tuple) else ()
+    slots = [_encode_slot(slot, calls[i] if i < len(calls) else None) for i, slot in enumerate(batch.slots)]
+    out: dict[str, Any] = {"type": _SUSPENDED, "batch": {
+        "type": _BATCH, "message": messages.ref(reply), "sequential": prepared(batch.sequential), "slots": slots,
+        "cursor": prepared(batch.cursor)}}
+    if not (isinstance(phase.pending, tuple) and _same_items(phase.pending, _paused_on(batch))):
+        out["pending"] = prepared(phase.pending)
+    return out
+
+
+def _encode_slot(slot: ToolSlot, reply_call: ToolCall | None) -> Any:
+    call = slot.call
+    out: dict[str, Any] = {"type": _SLOT}
+    if reply_call is None or not _same(call, reply_call):
+        out["call"] = prepared(call)
+    out["step"], out["wait_id"] = prepared(slot.step), prepared(slot.wait_id)
+    if not isinstance(call, ToolCall) or not _same(slot.args, call.arguments):
+        out["args"] = prepared(slot.args)
+    out["result"], out["is_error"], out["at"] = prepared(slot.result), prepared(slot.is_error), prepared(slot.at)
+    if slot.message is not None:
+        out["message"] = _FROM_RESULT if _same(slot.message, _result_message(slot)) else _literal(slot.message)
+    p = slot.pending
+    if p is not None:
+        if (isinstance(p, PendingCall) and isinstance(call, ToolCall) and type(p.tool_call_id) is str
+                and p.tool_call_id == call.id
+                and type(p.tool_name) is str and p.tool_name == call.name and _same(p.arguments, slot.args)):
+            out["pending"] = {"reason": prepared(p.reason), "waits_for": prepared(p.waits_for)}
+        else:
+            out["pending"] = _literal(p)
+    return out
+
+
+def _tagged(obj: Any, tag: str) -> bool:
+    return isinstance(obj, Mapping) and obj.get("type") == tag
+
+
+def _build(cls: type, path: str, **kwargs: Any) -> Any:
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise CodecError(f"cannot build {_tag(cls)} at {path}: {exc}") from None
+
+
+def _decode(obj: Mapping[str, Any], path: str) -> Suspension:
+    state_obj: Any = obj.get("state")
+    if _tagged(state_obj, _STATE):
+        run = _decode_run(state_obj.get("run"), f"{path}.state.run")
+        phase = _decode_phase(state_obj.get("phase"), run, f"{path}.state.phase")
+        state = _build(LoopState, f"{path}.state", phase=phase, run=run)
+    else:
+        state = decode_at(state_obj, f"{path}.state")
+    if "pending" in obj:
+        pending = decode_at(obj["pending"], f"{path}.pending")
+    elif isinstance(getattr(state, "phase", None), Suspended):
+        pending = state.phase.pending
+    else:
+        raise CodecError(f"Suspension at {path} lacks pending (and its state is not suspended)")
+    version = decode_at(obj.get("version", 1), f"{path}.version")
+    suspension: Suspension = _build(Suspension, path, state=state, pending=pending, version=version)
+    return suspension
+
+
+def _decode_run(obj: Any, path: str) -> Any:
+    if not _tagged(obj, _RUN):
+        return decode_at(obj, path)
+    fields = dict(obj)
+    last = fields.get("new_messages")
+    last = fields.pop("new_messages")["last"] if isinstance(last, Mapping) and set(last) == {"last"} else None
+    derived_view = "llm_messages" not in fields
+    fields.setdefault("llm_messages", None)
+    turn = fields.pop("last_turn", None) if _tagged(fields.get("last_turn"), _TURN) else None
+    run = decode_at(fields, path)
+    messages = getattr(run, "messages", None)
+    if not isinstance(messages, PVector):
+        return run  # the check says what is wrong with it
+    changes: dict[str, Any] = {}
+    if last is not None:
+        if type(last) is not int or not 0 <= last <= len(messages):
+            raise CodecError(f"{path}.new_messages are the last {last!r} messages, and there are {len(messages)}")
+        changes["new_messages"] = messages[len(messages) - last:]
+    if derived_view and isinstance(run.hooks, frozenset):
+        changes["llm_messages"] = llm_view(messages, run.hooks)
+    if turn is not None:
+        results = turn.get("tool_results", ())
+        changes["last_turn"] = _build(
+            CompletedTurn, f"{path}.last_turn",
+            message=_message(turn.get("message"), messages, f"{path}.last_turn.message"),
+            tool_results=tuple(_message(m, messages, f"{path}.last_turn.tool_results[{i}]")
+                               for i, m in enumerate(results)) if isinstance(results, list)
+            else decode_at(results, f"{path}.last_turn.tool_results"))
+    return replace(run, **changes) if changes else run
+
+
+def _message(value: Any, messages: Any, path: str) -> Any:
+    """A message written in full, or as its index in the conversation."""
+    if type(value) is not int:
+        return decode_at(value, path)
+    if not 0 <= value < len(messages):
+        raise CodecError(f"{path} is message {value} of the conversation, which has {len(messages)}")
+    return messages[value]
+
+
+def _decode_phase(obj: Any, run: Any, path: str) -> Any:
+    if not _tagged(obj, _SUSPENDED) or not _tagged(obj.get("batch"), _BATCH):
+        return decode_at(obj, path)
+    b, where = obj["batch"], f"{path}.batch"
+    messages = getattr(run, "messages", ())
+    if "message" not in b:
+        raise CodecError(f"{_BATCH} at {where} lacks message")
+    reply = _message(b["message"], messages, f"{where}.message")
+    calls = reply.tool_calls if isinstance(reply, AssistantMessage) and isinstance(reply.content, tuple) else ()
+    slots_obj = b.get("slots", ())
+    slots = tuple(_decode_slot(s, calls[i] if i < len(calls) else None, f"{where}.slots[{i}]")
+                  for i, s in enumerate(slots_obj)) if isinstance(slots_obj, list) else decode_at(slots_obj, where)
+    batch = _build(RunningTools, where, message=reply, sequential=decode_at(b.get("sequential"), f"{where}.sequential"),
+                   slots=slots, cursor=decode_at(b.get("cursor", 0), f"{where}.cursor"))
+    if "pending" in obj:
+        pending = decode_at(obj["pending"], f"{path}.pending")
+    else:
+        pending = _paused_on(batch) if all(isinstance(s, ToolSlot) for s in batch.slots) else ()
+    return _build(Suspended, path, batch=batch, pending=pending)
+
+
+def _decode_slot(obj: Any, reply_call: ToolCall | None, path: str) -> Any:
+    if not _tagged(obj, _SLOT):
+        return decode_at(obj, path)
+    if "call" in obj:
+        call = decode_at(obj["call"], f"{path}.call")
+    elif reply_call is not None:
+        call = reply_call
+    else:
+        raise CodecError(f"{_SLOT} at {path} has no call, and the batch's reply has no tool call there")
+    args = freeze(obj["args"]) if "args" in obj else getattr(call, "arguments", None)
+    slot = _build(ToolSlot, path, call=call, step=decode_at(obj.get("step", "waiting"), f"{path}.step"),
+                  wait_id=decode_at(obj.get("wait_id", -1), f"{path}.wait_id"), args=args,
+                  result=decode_at(obj.get("result"), f"{path}.result"),
+                  is_error=decode_at(obj.get("is_error", False), f"{path}.is_error"),
+                  at=decode_at(obj.get("at", 0), f"{path}.at"))
+    message = obj.get("message")
+    if message == _FROM_RESULT:
+        message = _result_message(slot)
+        if message is None:
+            raise CodecError(f"{path}.message is its result's message, and it has no result")
+    else:
+        message = decode_at(message, f"{path}.message")
+    pending = obj.get("pending")
+    if isinstance(pending, Mapping) and "type" not in pending:
+        pending = _build(PendingCall, f"{path}.pending", tool_call_id=getattr(call, "id", None),
+                         tool_name=getattr(call, "name", None), arguments=args,
+                         reason=decode_at(pending.get("reason"), f"{path}.pending.reason"),
+                         waits_for=decode_at(pending.get("waits_for"), f"{path}.pending.waits_for"))
+    else:
+        pending = decode_at(pending, f"{path}.pending")
+    return replace(slot, message=message, pending=pending)
+
+
+register_form(Suspension, _encode, _decode)
+
+
+# --------------------------------------------------------------------------- JSON differences
+
+
+class _Absent:
+    pass
+
+
+_ABSENT: Final = _Absent()
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data (what its JSON text reads back as)."""
+    return parse(_json(value))
+
+
+def _key(path: str, key: Any) -> str:
+    return f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]"
+
+
+def _diffs(a: Any, b: Any, path: str = "", limit: int = 3) -> list[tuple[str, Any, Any]]:
+    """Where the JSON data ``a`` and ``b`` differ: (path, a's, b's) each, at most ``limit``; a
+    list of another length is (path, its length, the other's length) with ``len`` paths."""
+    out: list[tuple[str, Any, Any]] = []
+
+    def walk(x: Any, y: Any, p: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in x:
+                walk(x[k], y.get(k, _ABSENT), _key(p, k))
+            for k in y:
+                if k not in x:
+                    walk(_ABSENT, y[k], _key(p, k))
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                out.append((f"len {p}", len(x), len(y)))
+            else:
+                for i, (u, v) in enumerate(zip(x, y)):
+                    walk(u, v, f"{p}[{i}]")
+        elif type(x) is not type(y) or x != y:
+            out.append((p, x, y))
+
+    walk(a, b, path)
+    return out
+
+
+def _shown(value: Any) -> str:
+    if value is _ABSENT:
+        return "absent"
+    text = encode_bytes(value).decode("utf-8")
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _detail(diffs: list[tuple[str, Any, Any]], where: str) -> str:
+    parts = []
+    for path, there, mine in diffs:
+        if path.startswith("len "):
+            parts.append(length_difference_text(path[4:].lstrip(".") or "it", there, mine, where))
+        else:
+            parts.append(value_difference_text(path.lstrip(".") or "it", _shown(there), _shown(mine), where))
+    return "; ".join(parts)
+
+
+def difference(s: Suspension, state: LoopState, where: str = "the state") -> str | None:
+    """How ``state`` is not at the point of its run where ``s`` suspended (``None``: it is):
+    suspended on other calls, or on the same ones shown otherwise, or after other new messages.
+    Compared in JSON form, as a transcript holds them; ``where`` names ``state`` in the text."""
+    phase = state.phase
+    if not isinstance(phase, Suspended):
+        return f"is not suspended (phase {phase.name})"
+    theirs, mine = phase.pending, s.pending
+    ids = [p.tool_call_id for p in theirs]
+    if ids != [p.tool_call_id for p in mine]:
+        return other_calls_text(ids)
+    for there, here in zip(theirs, mine):
+        if not _same_json(there, here):
+            diffs = _diffs(_plain(there), _plain(here))
+            field = diffs[0][0].removeprefix("len ").lstrip(".").split(".")[0].split("[")[0]
+            return other_pending_text(here.tool_call_id, field, _detail(diffs, where))
+    there_new, my_new = state.run.new_messages, s.state.run.new_messages
+    if len(there_new) != len(my_new):
+        return new_messages_count_text(len(there_new), len(my_new))
+    for i, (there, here) in enumerate(zip(there_new, my_new)):
+        if not _same_json(there, here):
+            role = getattr(here, "role", type(here).__name__)
+            label = f"{role} {here.tool_call_id}" if isinstance(here, ToolResultMessage) else str(role)
+            return other_message_text(i, label, _detail(_diffs(_plain(there), _plain(here)), where))
+    return None
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def problem(s: Any) -> str | None:
+    """Why the stored suspension ``s`` cannot be resumed as it is (``None``: it can): a field
+    holding a value that is not of its type, a format this library does not read, a state that is
+    not suspended, or parts that disagree on what is shown and what would run."""
+    detail = _type_problem(s, Suspension, "")
+    if detail is not None:
+        return detail
+    if not 1 <= s.version <= SUSPENSION_VERSION:
+        return suspension_version_text(s.version, SUSPENSION_VERSION)
+    phase = s.state.phase
+    if not isinstance(phase, Suspended):
+        return not_suspended_text(phase.name)
+    content = phase.batch.message.content  # a message is checked for its class only
+    if not isinstance(content, (tuple, list)):
+        return suspension_field_text("state.phase.batch.message.content", content, "a tuple")
+    detail = _parts_problem(s)
+    return suspension_parts_text(detail) if detail is not None else None
+
+
+_hints: dict[type, dict[str, Any]] = {}
+
+
+def _fields(cls: type) -> dict[str, Any]:
+    hints = _hints.get(cls)
+    if hints is None:
+        resolved = typing.get_type_hints(cls)
+        hints = _hints[cls] = {f: resolved[f] for f in cls.__struct_fields__}  # type: ignore[attr-defined]
+    return hints
+
+
+_SHALLOW: Final = (Usage,)
+"""Records checked for their class only (a usage's figures may be ``None`` once written). So are
+messages (what the conversation holds is the conversation's; the calls are checked as slots)."""
+_UNIONS: Final = (typing.Union, types.UnionType)
+
+
+def _describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if tp is type(None):
+        return "None"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if origin in _UNIONS:
+        return " or ".join(_describe(a) for a in typing.get_args(tp))
+    if origin is collections.abc.Mapping:
+        return "a mapping"
+    if origin is not None:
+        return article(getattr(origin, "__name__", str(origin)))
+    return article(getattr(tp, "__name__", str(tp)))
+
+
+_KINDS: Final[dict[Any, Any]] = {tuple: (tuple, list), frozenset: (frozenset, set), FrozenDict: Mapping,
+                                 collections.abc.Mapping: Mapping}
+"""Containers that JSON writes alike and reads back as the field's kind (a live state may hold a
+list where a stored one holds a tuple: a model's ``input`` given as a list)."""
+
+
+def _fits(value: Any, tp: Any) -> bool:
+    """``value`` is of the type ``tp`` (or of one JSON reads back as it), looking at the outside only."""
+    if tp is Any:
+        return True
+    if tp is bool:
+        return type(value) is bool
+    if tp is int:
+        return isinstance(value, int) and type(value) is not bool
+    if tp is float:
+        return isinstance(value, (int, float)) and type(value) is not bool
+    if tp is type(None):
+        return value is None
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return any(type(value) is type(a) and value == a for a in typing.get_args(tp))
+    if origin in _UNIONS:
+        return any(_fits(value, a) for a in typing.get_args(tp))
+    kind = origin if origin is not None else tp
+    return isinstance(value, _KINDS.get(kind, kind))
+
+
+def _type_problem(value: Any, tp: Any, path: str) -> str | None:
+    """Where ``value`` (at ``path``) holds what is not of its type, said for the user."""
+    origin = typing.get_origin(tp)
+    if origin in _UNIONS:
+        tp = next((a for a in typing.get_args(tp) if _fits(value, a)), tp)
+        origin = typing.get_origin(tp)
+    if not _fits(value, tp):
+        return suspension_field_text(path, value, _describe(tp))
+    if origin is tuple:
+        args = typing.get_args(tp)
+        items = zip(value, [args[0]] * len(value) if args[-1] is Ellipsis else args)
+        return next((p for i, (x, t) in enumerate(items) if (p := _type_problem(x, t, f"{path}[{i}]"))), None)
+    if origin is PVector:  # a conversation: messages
+        return next((suspension_field_text(f"{path}[{i}]", m, "a message") for i, m in enumerate(value)
+                     if not isinstance(getattr(m, "role", None), str)), None)
+    if origin is frozenset:
+        item = typing.get_args(tp)[0]
+        return next((p for x in value if (p := _type_problem(x, item, f"an item of {path}"))), None)
+    if origin is collections.abc.Mapping:
+        key_tp, value_tp = typing.get_args(tp)
+        return next((p for k, v in value.items()
+                     if (p := _type_problem(k, key_tp, f"a key of {path}") or _type_problem(v, value_tp, _key(path, k)))),
+                    None)
+    if isinstance(value, Record) and not isinstance(value, _SHALLOW):
+        for name, hint in _fields(type(value)).items():
+            p = _type_problem(getattr(value, name), hint, f"{path}.{name}" if path else name)
+            if p is not None:
+                return p
+    return None
+
+
+def _mismatch(shown: str, a: Any, runs: str, b: Any, role: str) -> str | None:
+    """``a`` (shown at ``shown``) and ``b`` (acted on, at ``runs``) differ: where, said for the user."""
+    if _same_json(a, b):
+        return None
+    diffs = _diffs(_plain(a), _plain(b), limit=1)
+    path, x, y = diffs[0]
+    if path.startswith("len "):
+        path = path[4:]
+        return mismatch_text(f"{shown}{path}", f"{x} items long", f"{runs}{path}", f"{y} items long", role)
+    return mismatch_text(f"{shown}{path}", _shown(x), f"{runs}{path}", _shown(y), role)
+
+
+def _names(ids: list[str]) -> str:
+    return ", ".join(ids) or "(none)"
+
+
+def _parts_problem(s: Suspension) -> str | None:
+    """Which parts of ``s`` (of the right types, suspended) disagree on what would run."""
+    phase = s.state.phase
+    assert isinstance(phase, Suspended)
+    run, batch, b = s.state.run, phase.batch, "state.phase.batch"
+    slots, calls = batch.slots, batch.message.tool_calls
+    if len(slots) != len(calls):
+        return f"{b}.slots has {len(slots)} calls, {b}.message has {len(calls)}"
+    for i, slot in enumerate(slots):
+        if batch.sequential:
+            expected = "done" if i < batch.cursor else "pending" if i == batch.cursor else "waiting"
+            if slot.step != expected:
+                return (f"{b}.slots[{i}].step is {slot.step!r}: in a suspended sequential batch the calls before the "
+                        f"cursor ({batch.cursor}) are done, the one at it is pending, the ones after it are waiting")
+        elif slot.step not in ("pending", "done"):
+            return f"{b}.slots[{i}].step is {slot.step!r}: the calls of a suspended parallel batch are pending or done"
+    shown_ids, waited_ids = [p.tool_call_id for p in s.pending], [p.tool_call_id for p in phase.pending]
+    if shown_ids != waited_ids:
+        return f"pending names {_names(shown_ids)} but state.phase.pending (what the run waits on) names {_names(waited_ids)}"
+    for k, (shown, waited) in enumerate(zip(s.pending, phase.pending)):
+        if (m := _mismatch(f"pending[{k}]", shown, f"state.phase.pending[{k}]", waited, "what the run waits on")):
+            return m
+    paused = [(i, slot) for i, slot in enumerate(slots) if slot.step == "pending"]
+    if [slot.call.id for _, slot in paused] != waited_ids:
+        return (f"state.phase.pending names {_names(waited_ids)} but the batch's pending slots (what would run) "
+                f"name {_names([slot.call.id for _, slot in paused])}")
+    for k, (i, slot) in enumerate(paused):
+        shown, at = s.pending[k], f"{b}.slots[{i}]"
+        if slot.pending is None:
+            return f"{at}.pending is None: a pending call says what it waits for"
+        if (m := _mismatch(f"state.phase.pending[{k}]", phase.pending[k], f"{at}.pending", slot.pending,
+                           "what the batch holds")):
+            return m
+        if (m := _mismatch(f"pending[{k}].tool_name", shown.tool_name, f"{at}.call.name", slot.call.name,
+                           "what would run")
+                or _mismatch(f"pending[{k}].arguments", shown.arguments, f"{at}.args", slot.args, "what would run")):
+            return m
+    for i, slot in enumerate(slots):
+        if slot.step == "done" and slot.result is None:
+            return f"{b}.slots[{i}].result is None: a call that is done has its result"
+    content = batch.message.content
+    for i, (slot, call) in enumerate(zip(slots, calls)):
+        j = next(n for n, block in enumerate(content) if block is call)
+        if (m := _mismatch(f"{b}.message.content[{j}]", call, f"{b}.slots[{i}].call", slot.call, "what would run")):
+            return m
+    if not run.messages:
+        return f"state.run.messages is empty: the reply {b}.message is not in the conversation"
+    last = len(run.messages) - 1
+    if (m := _mismatch(f"state.run.messages[{last}]", run.messages[last], f"{b}.message", batch.message,
+                       "what would run")):
+        return m
+    return _view_problem(run)
+
+
+def _view_problem(run: RunState) -> str | None:
+    """``llm_messages`` (what the model would be sent) is not the default conversion of the
+    conversation."""
+    if run.llm_messages is None:
+        return None
+    if llm_view(run.messages, run.hooks) is None:
+        return "state.run.llm_messages is set, but state.run.hooks convert the messages themselves"
+    view = [(i, c) for i, m in enumerate(run.messages) if (c := convert_message(m)) is not None]
+    if len(view) != len(run.llm_messages):
+        return (f"state.run.llm_messages (what the model would be sent) has {len(run.llm_messages)} messages but the "
+                f"default conversion of state.run.messages has {len(view)}")
+    for k, ((i, converted), sent) in enumerate(zip(view, run.llm_messages)):
+        if (m := _mismatch(f"the default conversion of state.run.messages[{i}]", converted,
+                           f"state.run.llm_messages[{k}]", sent, "what the model would be sent")):
+            return m
+    return None
+
