@@ -265,6 +265,7 @@ class SyncRun(Run):
                     live, api_key = self.api_key(effect)
                     if live and call.may_start:
                         source = self.events_of(call.open(api_key))
+                        call.opened = True
             except BaseException as exc:
                 call.fail(exc)
             while source is not None:
