@@ -225,6 +225,15 @@ class AsyncRun(Run):
             delay = max(0.0, call.grace_deadline() - time.monotonic())
             self.give_up = loop.call_later(delay, self.give_up_stream, call)
 
+    def start_timed_out(self, call: ModelCall) -> None:
+        """The stream has given no item within its start timeout: it is left (the wait for it
+        ends) and the reply ends with the timeout's error."""
+        call.start_timed_out()
+        task = self.interruptible
+        if task is not None and not task.done():
+            self.cancelled_by_abort = True
+            task.cancel()
+
     def give_up_stream(self, call: ModelCall) -> None:
         task = self.interruptible
         if self.stream_call is call and task is not None and not task.done():
@@ -326,17 +335,21 @@ class AsyncRun(Run):
         source: Any = None
         read: Any = None  # the next event, END, or a _Raised: awaited, or a plain call
         awaited = False
+        start_timer: asyncio.TimerHandle | None = None  # until the stream's first item
         try:
             try:
                 if call.may_start:
                     live, api_key = await self.api_key(effect)
                     if live and call.may_start:
+                        if call.start_timeout_ms is not None:
+                            start_timer = asyncio.get_running_loop().call_later(
+                                call.start_timeout_ms / 1000, self.start_timed_out, call)
                         source = call.open(api_key)
                         if inspect.isawaitable(source):  # awaited so that an abort ends the wait
                             returned = await self.interruptibly(_awaited_value, source)
                             live = returned is not None
                             source = returned.get() if returned is not None else None
-                        if live:
+                        if live and call.failure is None:  # (the start timeout may have ended it)
                             source, read, awaited = self.events_of(source)
                             call.opened = True
             except BaseException as exc:
@@ -375,6 +388,9 @@ class AsyncRun(Run):
                     if type(event) is _Raised:
                         call.fail(event.error)
                         break
+                if start_timer is not None:  # the stream started
+                    start_timer.cancel()
+                    start_timer = None
                 emits = call.received(event)
                 if emits is None:
                     break
@@ -383,6 +399,8 @@ class AsyncRun(Run):
                 if call.over:
                     break
         finally:
+            if start_timer is not None:
+                start_timer.cancel()
             self.stream_call = None
             if self.give_up is not None:
                 self.give_up.cancel()

@@ -158,6 +158,7 @@ __all__ = [
     "polled_messages",
     "prompt_messages",
     "stream_options",
+    "stream_start_timeout_text",
     "tool_registry",
     "with_signal",
 ]
@@ -666,7 +667,7 @@ class ModelCall:
     otherwise, :meth:`end` feeds ``StreamFailed`` and the core closes the reply itself."""
 
     __slots__ = ("run", "effect", "id", "signal", "failure", "over", "fold", "feed_core", "clock", "pending",
-                 "opened", "waiting", "deadline")
+                 "opened", "waiting", "deadline", "start_timeout_ms", "stream_signal", "unlink")
 
     def __init__(self, run: Run, effect: CallLlm) -> None:
         self.run = run
@@ -686,6 +687,17 @@ class ModelCall:
         """The abort was fed as one that waits for the stream's final event."""
         self.deadline: float | None = None
         """After an abort, the ``time.monotonic()`` until which the stream is read on."""
+        ms = run.config.stream_start_timeout_ms
+        self.start_timeout_ms: int | None = ms or None
+        """The time the stream has to give its first item (``stream_start_timeout_ms``)."""
+        self.stream_signal = self.signal
+        """The signal the stream function gets: the run's, or, with a start timeout, its own
+        (following the run's), aborted when the stream does not start in time."""
+        self.unlink: Callable[[], None] = _nothing
+        if ms:
+            own = self.stream_signal = AbortSignal()
+            run_signal = self.signal
+            self.unlink = run_signal.add_callback(lambda: own.abort(run_signal.reason))
 
     @property
     def may_start(self) -> bool:
@@ -695,8 +707,15 @@ class ModelCall:
     def open(self, api_key: str | None) -> Any:
         """Call the stream function: what it returns (events, as the runner can read them)."""
         run, effect = self.run, self.effect
-        options = stream_options(effect, run.config, api_key, self.signal)
+        options = stream_options(effect, run.config, api_key, self.stream_signal)
         return run.stream_fn(effect.model, llm_context(effect), options)
+
+    def start_timed_out(self) -> None:
+        """The stream gave no item within its start timeout: it is told to stop (its own
+        signal) and left; the reply ends with the timeout's error."""
+        ms = self.start_timeout_ms
+        self.failure = stream_start_timeout_text(ms or 0)
+        self.stream_signal.abort(f"the stream did not start within {ms} ms")
 
     def may_wait(self) -> bool:
         """After an abort, whether the stream is to be read on for its final event: it is
@@ -791,6 +810,7 @@ class ModelCall:
         """The stream is closed: feed its failure, else the abort (nothing once it is over).
         After an abort that waited for the stream, ``StreamFailed`` says why its final event
         did not come (the core then closes the reply itself)."""
+        self.unlink()
         if self.over:
             return
         run = self.run
@@ -876,6 +896,15 @@ def _nothing() -> None:
 FATAL: Final = (KeyboardInterrupt, SystemExit)
 """Exceptions of user code that stop the run (which still ends with ``agent_end``) and are then
 raised to the caller; every other exception becomes an error result or a failed reply."""
+
+
+def stream_start_timeout_text(ms: int) -> str:
+    """The ``error_message`` of a reply whose stream did not start in time.
+
+    >>> stream_start_timeout_text(250)
+    'Model call timed out: the stream gave no event within 250 ms (stream_start_timeout_ms=250)'
+    """
+    return f"Model call timed out: the stream gave no event within {ms} ms (stream_start_timeout_ms={ms})"
 
 
 def failure_text(exc: BaseException) -> str:
