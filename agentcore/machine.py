@@ -48,9 +48,10 @@ end of the turn. ``Resumed`` (the decisions) hands them to the batch, and the wa
 been there at once, and the run may suspend again.
 
 An abort is taken in two places only: an abort input ends what the run is waiting on at once
-(:func:`_on_abort`: the model call is cancelled, the tool batch ends the calls waiting on a
-hook, a hook's answer is no longer waited for), and the walk stops before any stage that would
-ask the world for more, closing an open turn with an aborted reply.
+(:func:`_on_abort`: the model call is cancelled, or, when the interpreter reads on for the
+stream's own final message, only that message is waited for; the tool batch ends the calls
+waiting on a hook, a hook's answer is no longer waited for), and the walk stops before any stage
+that would ask the world for more, closing an open turn with an aborted reply.
 
 Messages a queue hook returns join the context in the step that brings them, so a hook that
 fails later, or an abort, never loses one.

@@ -30,6 +30,7 @@ from agentcore import (
     Cost,
     Model,
     PartialAssistantMessage,
+    StartEvent,
     TextContent,
     Usage,
     replace,
@@ -83,7 +84,7 @@ class Provider:
         begin = PartialAssistantMessage.begin(api="faux", provider="faux", model="m", timestamp=STREAM_TS)
         start = begin.text_start()
         hel = start.partial.text_delta(0, "Hel")
-        self.head: list[StreamEvent] = [StartEvent_(begin), start, hel]
+        self.head: list[StreamEvent] = [StartEvent(begin), start, hel]
         p = hel.partial
         self.own = p.error("aborted", OWN_TEXT, usage=USAGE)
         lo = p.text_delta(0, "lo")
@@ -153,12 +154,6 @@ class Provider:
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._aiter()
-
-
-def StartEvent_(partial: PartialAssistantMessage) -> StreamEvent:
-    from agentcore import StartEvent
-
-    return StartEvent(partial)
 
 
 def abort_on_hel(signal: AbortSignal, fired: list[float]) -> Any:
