@@ -158,6 +158,12 @@ class AgentLoopConfig:
     tool's own ``timeout_ms`` wins. A call past its limit has its signal aborted and gets the
     error result ``Tool "<name>" timed out after <N> ms`` at the deadline.
 
+    ``stream_start_timeout_ms`` limits how long a model call may take to start: from the call
+    of the stream function to the first item of its stream (``None`` or ``0``: no limit; later
+    events are not timed). Past it the stream's signal is aborted, the stream is left, and the
+    reply ends with ``stop_reason="error"``, ``error_message="Model call timed out: the stream
+    gave no event within <N> ms (stream_start_timeout_ms=<N>)"`` (not retried).
+
     Every hook (and ``prepare_arguments``) that takes one more argument than the ones above,
     or a parameter named ``signal``, also gets the run's :class:`AbortSignal`.
 
@@ -172,6 +178,7 @@ class AgentLoopConfig:
     get_follow_up_messages: Callable[..., Any] | None = None
     tool_execution: ToolExecutionMode = "parallel"
     tool_timeout_ms: int | None = None
+    stream_start_timeout_ms: int | None = None
     before_tool_call: Callable[..., Any] | None = None
     after_tool_call: Callable[..., Any] | None = None
     prepare_next_turn: Callable[..., Any] | None = None
@@ -196,9 +203,10 @@ class AgentLoopConfig:
     max_cost_usd: float | None = None
 
     def __post_init__(self) -> None:
-        ms = self.tool_timeout_ms
-        if ms is not None and (type(ms) is not int or ms < 0):
-            raise ValueError(f"tool_timeout_ms must be None or an integer >= 0 (milliseconds), not {ms!r}")
+        for name in ("tool_timeout_ms", "stream_start_timeout_ms"):
+            ms = getattr(self, name)
+            if ms is not None and (type(ms) is not int or ms < 0):
+                raise ValueError(f"{name} must be None or an integer >= 0 (milliseconds), not {ms!r}")
         for name in ("max_turns", "max_total_tokens"):
             limit = getattr(self, name)
             if limit is not None and (type(limit) is not int or limit < 1):

@@ -171,9 +171,17 @@ class HookFailed(Record, frozen=True, tag="hook_failed"):
 
 
 class AbortRequested(Record, frozen=True, tag="abort_requested"):
-    """The run's abort signal fired."""
+    """The run's abort signal fired.
+
+    ``wait_for_stream``: a reply is streaming and the interpreter goes on reading its stream for
+    a grace period, for the final message the stream ends with (a provider that sees the abort
+    ends with its own aborted message: its error text and the usage already consumed). The core
+    then waits for that ``done``/``error`` event (or ``StreamFailed``: it did not come) instead
+    of closing the reply at once. ``False`` (what transcripts recorded before it existed hold):
+    the reply is closed at once with the library's own aborted message."""
 
     at: int = 0
+    wait_for_stream: bool = False
 
 
 # --------------------------------------------------------------------------- decisions

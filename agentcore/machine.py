@@ -48,9 +48,10 @@ end of the turn. ``Resumed`` (the decisions) hands them to the batch, and the wa
 been there at once, and the run may suspend again.
 
 An abort is taken in two places only: an abort input ends what the run is waiting on at once
-(:func:`_on_abort`: the model call is cancelled, the tool batch ends the calls waiting on a
-hook, a hook's answer is no longer waited for), and the walk stops before any stage that would
-ask the world for more, closing an open turn with an aborted reply.
+(:func:`_on_abort`: the model call is cancelled, or, when the interpreter reads on for the
+stream's own final message, only that message is waited for; the tool batch ends the calls
+waiting on a hook, a hook's answer is no longer waited for), and the walk stops before any stage
+that would ask the world for more, closing an open turn with an aborted reply.
 
 Messages a queue hook returns join the context in the step that brings them, so a hook that
 fails later, or an abort, never loses one.
@@ -158,6 +159,7 @@ from .texts import (
     not_a_stream_event_text,
     not_awaited_text,
     not_expected_text,
+    stream_closing_text,
     stream_order_text,
     stream_payload_text,
 )
@@ -603,17 +605,38 @@ def _on_abort(s: Draft, inp: AbortRequested) -> None:
     if isinstance(phase, Idle):
         return  # the run stops before its first model call
     if isinstance(phase, Streaming):
-        s.ask(CancelLlm(phase.id))
-        if phase.partial is None:
-            _abort_now(s)
-        else:
-            final = _finished(phase.partial, stop_reason="aborted", error_message=REQUEST_ABORTED_TEXT)
-            _close_turn_with(s, final, started=True)
+        if not inp.wait_for_stream:
+            _drop_stream(s)
+        # else the stream's final event (taken as the reply) or StreamFailed (it did not come)
+        # closes the reply: _on_stream_event, _on_stream_failed
     elif isinstance(phase, RunningTools):
         if _tools_done(s, batch.abort(s)):
             _walk_after(s, "run_tools")
     else:
         _abort_now(s)
+
+
+def _drop_stream(s: Draft) -> None:
+    """An abort ends the reply with the library's own aborted message (the reply so far): the
+    interpreter drops the stream."""
+    phase = s.phase
+    assert isinstance(phase, Streaming)
+    s.ask(CancelLlm(phase.id))
+    if phase.partial is None:
+        _abort_now(s)
+    else:
+        final = _finished(phase.partial, stop_reason="aborted", error_message=REQUEST_ABORTED_TEXT)
+        _close_turn_with(s, final, started=True)
+
+
+def _aborted_reply(event: DoneEvent | ErrorEvent) -> AssistantMessage:
+    """The final message of a stream that ended after an abort, as the aborted reply: its
+    content, usage and error text (``Request was aborted`` when it gave none) are kept."""
+    if isinstance(event, ErrorEvent):
+        final = _error_reply(event)
+        return final if final.stop_reason == "aborted" else replace(final, stop_reason="aborted")
+    message: Any = event.message
+    return _finished(message, stop_reason="aborted", error_message=message.error_message or REQUEST_ABORTED_TEXT)
 
 
 # --------------------------------------------------------------------------- the model's reply
@@ -625,6 +648,10 @@ def _on_stream_event(s: Draft, inp: StreamEventReceived) -> None:
     assert isinstance(phase, Streaming)
     event: Any = inp.event
     problem = stream_event_problem(event)
+    if s.aborted:  # the abort waits for the stream's final event (_check lets no other through)
+        if problem is not None:
+            return _drop_stream(s)
+        return _reply_finished(s, _aborted_reply(event), started=phase.partial is not None)
     if problem is not None:
         return _stream_broken(s, problem)
     kind = type(event)
@@ -701,6 +728,9 @@ def _stream_ended(s: Draft, text: str) -> None:
 
 
 def _on_stream_failed(s: Draft, inp: StreamFailed) -> None:
+    if s.aborted:  # the stream did not end within its grace period after the abort, or broke
+        _drop_stream(s)
+        return
     _stream_ended(s, inp.error)
 
 
@@ -755,6 +785,8 @@ def _check(s: LoopState, inp: Input) -> str | None:
         return batch.problem(phase, inp)  # type: ignore[arg-type]
     if getattr(phase, "id", None) != input_id:
         return not_awaited_text(getattr(phase, "id", None), input_id)
+    if type(inp) is StreamEventReceived and s.run.aborted and type(inp.event) not in (DoneEvent, ErrorEvent):
+        return stream_closing_text(getattr(inp.event, "type", type(inp.event).__name__))
     return None
 
 
@@ -782,7 +814,7 @@ def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect,
         # The hot path: a delta of an open block only replaces the phase.
         event: Any = input.event
         kind = _DELTA_KIND.get(type(event))
-        if kind is not None and input.id == phase.id:
+        if kind is not None and input.id == phase.id and not state.run.aborted:
             index, blocks = event.content_index, phase.blocks
             if (type(index) is int and 0 <= index < len(blocks) and blocks[index] == kind
                     and type(event.partial) in _PARTIAL_TYPES):

@@ -54,6 +54,7 @@ __all__ = [
     "length_cutoff_text",
     "not_a_stream_event_text",
     "not_found_text",
+    "stream_closing_text",
     "stream_order_text",
     "stream_payload_text",
     "timed_out_text",
@@ -198,6 +199,12 @@ def not_expected_text(input_type: str, phase: str) -> str:
 
 def not_awaited_text(awaited: object, got: object) -> str:
     return f"expected an answer for id {awaited}, got id {got}"
+
+
+def stream_closing_text(event_type: str) -> str:
+    """A stream event other than the final one, fed after an abort that waits for the stream."""
+    return (f"the run was aborted while the reply streamed: only the stream's final event (done or error) "
+            f"is taken now, not {event_type}")
 
 
 def slot_not_waiting_text(id: object) -> str:

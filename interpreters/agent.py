@@ -63,6 +63,7 @@ from agentcore.messages import (
     ThinkingLevel,
     UserMessage,
 )
+from agentcore.records import replace
 from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
 from agentcore.inputs import Approve, Decision, Deny, ToolOutput
 from agentcore.state import Suspended, Suspension
@@ -194,6 +195,12 @@ async def _await_listener(outcome: Awaitable[Any], run: _Run) -> None:
                 task.uncancel()
 
 
+def _check_timestamp(method: str, timestamp: Any) -> None:
+    if type(timestamp) is not int:
+        raise TypeError(f"{method}(): timestamp must be an int (a message's timestamp in ms), "
+                        f"not {type(timestamp).__name__}")
+
+
 def _check_mode(name: str, mode: str) -> QueueMode:
     if mode not in _QUEUE_MODES:
         raise ValueError(f"{name} must be 'one-at-a-time' or 'all', not {mode!r}")
@@ -281,6 +288,7 @@ class Agent:
         self._listeners: list[AgentListener] = []
         self._steering: deque[AgentMessage] = deque()
         self._follow_ups: deque[AgentMessage] = deque()
+        self._last_queued = -1  # the timestamp of the last message queued from a str
         self._signal: AbortSignal | None = None
         self._idle: asyncio.Future[None] | None = None
         self._current: _Run | None = None
@@ -333,15 +341,63 @@ class Agent:
 
     # ------------------------------------------------------------------ queues
 
-    def steer(self, message: AgentMessage | str) -> None:
+    def steer(self, message: AgentMessage | str) -> AgentMessage:
         """Queue a message for the running agent: it is delivered after the current turn (its
-        tool calls finish first), before the next model call. A ``str`` becomes a user message."""
-        self._steering.append(self._as_message(message, "steer"))
+        tool calls finish first), before the next model call. A ``str`` becomes a user message
+        (see :meth:`follow_up` for its timestamp). Returns the queued message."""
+        queued = self._as_message(message, "steer")
+        self._steering.append(queued)
+        return queued
 
-    def follow_up(self, message: AgentMessage | str) -> None:
+    def follow_up(self, message: AgentMessage | str) -> AgentMessage:
         """Queue a message delivered when the agent would otherwise stop (after all its tool
-        calls and steering). A ``str`` becomes a user message."""
-        self._follow_ups.append(self._as_message(message, "follow_up"))
+        calls and steering). A ``str`` becomes a user message whose timestamp is the clock's,
+        or one more than the last such message's when the clock has not moved on since, so
+        that each can be edited by its timestamp. Returns the queued message."""
+        queued = self._as_message(message, "follow_up")
+        self._follow_ups.append(queued)
+        return queued
+
+    def update_queued_user_message_by_timestamp(self, timestamp: int, text: str) -> bool:
+        """Replace the text of the queued user message with ``timestamp``: the first one, in
+        the steering queue then the follow-up queue. Its content becomes ``text`` (a text
+        content stays a text; blocks become one text block, images dropped); its timestamp and
+        place in the queue stay. Returns ``False`` when no queued user message has that
+        timestamp: none was queued, or the run has already taken it (a message the loop polled
+        is no longer queued, and the run delivers it as it was). Messages of other roles are
+        never matched."""
+        _check_timestamp("update_queued_user_message_by_timestamp", timestamp)
+        if not isinstance(text, str):
+            raise TypeError(f"update_queued_user_message_by_timestamp(): text must be a str, "
+                            f"not {type(text).__name__}")
+        found = self._find_queued_user_message(timestamp)
+        if found is None:
+            return False
+        queue, index = found
+        message = queue[index]
+        content: str | tuple[TextContent, ...] = (
+            text if isinstance(getattr(message, "content", None), str) else (TextContent(text),))
+        queue[index] = replace(message, content=content)
+        return True
+
+    def remove_queued_user_message_by_timestamp(self, timestamp: int) -> bool:
+        """Take the queued user message with ``timestamp`` out of its queue (the first one, in
+        the steering queue then the follow-up queue). Returns ``False`` when no queued user
+        message has that timestamp (see :meth:`update_queued_user_message_by_timestamp`)."""
+        _check_timestamp("remove_queued_user_message_by_timestamp", timestamp)
+        found = self._find_queued_user_message(timestamp)
+        if found is None:
+            return False
+        queue, index = found
+        del queue[index]
+        return True
+
+    def _find_queued_user_message(self, timestamp: int) -> tuple[deque[AgentMessage], int] | None:
+        for queue in (self._steering, self._follow_ups):
+            for index, message in enumerate(queue):
+                if getattr(message, "role", None) == "user" and getattr(message, "timestamp", None) == timestamp:
+                    return queue, index
+        return None
 
     def clear_steering_queue(self) -> None:
         self._steering.clear()
@@ -378,7 +434,9 @@ class Agent:
 
     def _as_message(self, message: AgentMessage | str, method: str) -> AgentMessage:
         if isinstance(message, str):
-            return UserMessage(message, timestamp=self.clock())
+            timestamp = max(self.clock(), self._last_queued + 1)
+            self._last_queued = timestamp
+            return UserMessage(message, timestamp=timestamp)
         if not is_message(message):
             raise TypeError(f"Agent.{method}() takes a str or a message (UserMessage, ...), "
                             f"not a {type(message).__name__}")
@@ -876,11 +934,25 @@ class SyncAgent:
     def state(self) -> AgentState:
         return self.agent.state
 
-    def steer(self, message: AgentMessage) -> None:
-        self._call(self.agent.steer, message)
+    def steer(self, message: AgentMessage | str) -> AgentMessage:
+        return self._call(self.agent.steer, message)
 
-    def follow_up(self, message: AgentMessage) -> None:
-        self._call(self.agent.follow_up, message)
+    def follow_up(self, message: AgentMessage | str) -> AgentMessage:
+        return self._call(self.agent.follow_up, message)
+
+    def update_queued_user_message_by_timestamp(self, timestamp: int, text: str) -> bool:
+        return self._call(self.agent.update_queued_user_message_by_timestamp, timestamp, text)
+
+    def remove_queued_user_message_by_timestamp(self, timestamp: int) -> bool:
+        return self._call(self.agent.remove_queued_user_message_by_timestamp, timestamp)
+
+    @property
+    def steering_queue(self) -> tuple[AgentMessage, ...]:
+        return self._call(lambda: self.agent.steering_queue)
+
+    @property
+    def follow_up_queue(self) -> tuple[AgentMessage, ...]:
+        return self._call(lambda: self.agent.follow_up_queue)
 
     def clear_steering_queue(self) -> None:
         self._call(self.agent.clear_steering_queue)

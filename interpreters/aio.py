@@ -25,6 +25,7 @@ import asyncio
 import inspect
 import logging
 import os
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -145,6 +146,11 @@ class AsyncRun(Run):
         self.inline_tool: tuple[asyncio.Task[Any], int] | None = None
         """The run task and the id of a lone ``async def`` tool it awaits inline."""
         self.giving_up_inline = False
+        self.stream_call: ModelCall | None = None
+        """The model call whose stream the run task reads."""
+        self.give_up: asyncio.TimerHandle | None = None
+        """After an abort, the end of the stream's grace period: the wait for its next event is
+        cancelled then."""
 
     def default_stream_fn(self) -> Any:
         return default_stream_fn()
@@ -196,16 +202,43 @@ class AsyncRun(Run):
         self.cancel_waits()
 
     def cancel_waits(self) -> None:
-        """The abort ends a wait for the next stream event or a hook at once, and a lone tool
-        awaited inline after ``abort_grace``. (If the run task is busy elsewhere, an async
-        listener, the check before its next wait sees the signal instead.)"""
+        """The abort ends a wait for a hook at once, a wait for the next stream event at the end
+        of the stream's grace period (its final event may come first), and a lone tool awaited
+        inline after ``abort_grace``. (If the run task is busy elsewhere, an async listener, the
+        check before its next wait sees the signal instead.)"""
+        task = self.interruptible
+        if task is not None and not task.done():
+            call = self.stream_call
+            if call is not None and call.may_wait():
+                self.give_up_later(call)
+            else:
+                self.cancelled_by_abort = True
+                task.cancel()
+        inline = self.inline_tool
+        if inline is not None:
+            asyncio.get_running_loop().call_later(self.abort_grace, self.give_up_inline, inline[1])
+
+    def give_up_later(self, call: ModelCall) -> None:
+        """Cancel the wait for the stream's next event when its grace period ends."""
+        if self.give_up is None:
+            loop = asyncio.get_running_loop()
+            delay = max(0.0, call.grace_deadline() - time.monotonic())
+            self.give_up = loop.call_later(delay, self.give_up_stream, call)
+
+    def start_timed_out(self, call: ModelCall) -> None:
+        """The stream has given no item within its start timeout: it is left (the wait for it
+        ends) and the reply ends with the timeout's error."""
+        call.start_timed_out()
         task = self.interruptible
         if task is not None and not task.done():
             self.cancelled_by_abort = True
             task.cancel()
-        inline = self.inline_tool
-        if inline is not None:
-            asyncio.get_running_loop().call_later(self.abort_grace, self.give_up_inline, inline[1])
+
+    def give_up_stream(self, call: ModelCall) -> None:
+        task = self.interruptible
+        if self.stream_call is call and task is not None and not task.done():
+            self.cancelled_by_abort = True
+            task.cancel()
 
     def give_up_inline(self, eid: int) -> None:
         inline = self.inline_tool
@@ -302,29 +335,39 @@ class AsyncRun(Run):
         source: Any = None
         read: Any = None  # the next event, END, or a _Raised: awaited, or a plain call
         awaited = False
+        start_timer: asyncio.TimerHandle | None = None  # until the stream's first item
         try:
             try:
                 if call.may_start:
                     live, api_key = await self.api_key(effect)
                     if live and call.may_start:
+                        if call.start_timeout_ms is not None:
+                            start_timer = asyncio.get_running_loop().call_later(
+                                call.start_timeout_ms / 1000, self.start_timed_out, call)
                         source = call.open(api_key)
                         if inspect.isawaitable(source):  # awaited so that an abort ends the wait
                             returned = await self.interruptibly(_awaited_value, source)
                             live = returned is not None
                             source = returned.get() if returned is not None else None
-                        if live:
+                        if live and call.failure is None:  # (the start timeout may have ended it)
                             source, read, awaited = self.events_of(source)
+                            call.opened = True
             except BaseException as exc:
                 if isinstance(exc, asyncio.CancelledError) and _really_cancelled():
                     raise
                 call.fail(exc)
             task = asyncio.current_task()
+            self.stream_call = call
             # Checked before each read too: a wait that has begun ends only when the abort
             # cancels it, and that misses an abort given while the run task was elsewhere.
-            while read is not None and not signal.aborted:
+            while read is not None:
+                if signal.aborted and not call.reads_on():
+                    break
                 if not awaited:
                     event = read()
                 else:
+                    if call.waiting:
+                        self.give_up_later(call)
                     self.interruptible = task
                     try:
                         event = await read()
@@ -345,6 +388,9 @@ class AsyncRun(Run):
                     if type(event) is _Raised:
                         call.fail(event.error)
                         break
+                if start_timer is not None:  # the stream started
+                    start_timer.cancel()
+                    start_timer = None
                 emits = call.received(event)
                 if emits is None:
                     break
@@ -353,6 +399,12 @@ class AsyncRun(Run):
                 if call.over:
                     break
         finally:
+            if start_timer is not None:
+                start_timer.cancel()
+            self.stream_call = None
+            if self.give_up is not None:
+                self.give_up.cancel()
+                self.give_up = None
             await self.close_stream(source)
         call.end()
 

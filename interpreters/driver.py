@@ -115,6 +115,8 @@ from agentcore import (
     thaw,
     PartialAssistantMessage,
     AssistantMessage,
+    DoneEvent,
+    ErrorEvent,
 )
 from agentcore.batch import decisions_problem
 from agentcore.codec import PartialFold
@@ -156,6 +158,7 @@ __all__ = [
     "polled_messages",
     "prompt_messages",
     "stream_options",
+    "stream_start_timeout_text",
     "tool_registry",
     "with_signal",
 ]
@@ -370,6 +373,12 @@ class Run:
     """Seconds a hook still running at an abort has to answer before the run stops waiting for
     it: an answer given as the abort lands (a queue hook handing over messages) is kept."""
 
+    stream_grace: float = 1.0
+    """Seconds a reply's stream has, after an abort, to end with its own final message (a
+    provider that sees the abort ends with its aborted message: its error text and the usage
+    already consumed), which then becomes the reply; the run reads nothing else of it. Past it
+    (or at ``0``) the reply is closed with the library's own aborted message."""
+
     def default_stream_fn(self) -> Any:
         """The stream function used when none is given (the HTTP providers)."""
         return None
@@ -433,12 +442,14 @@ class Run:
         if not self.abort_fed and self.signal.aborted:
             self.feed_abort()
 
-    def feed_abort(self) -> None:
+    def feed_abort(self, wait_for_stream: bool = False) -> None:
+        """Feed the abort (once); ``wait_for_stream``: a reply's stream is read on for its
+        final message (:class:`ModelCall`)."""
         if self.abort_fed or self.ended:
             return
         self.abort_fed = True
         self.abort_deadline = time.monotonic() + self.abort_grace
-        self.pending.extend(self.driver.feed(AbortRequested(self.clock())))
+        self.pending.extend(self.driver.feed(AbortRequested(self.clock(), wait_for_stream)))
 
     def end(self, effect: Any) -> None:
         """The core ended the run (``RunEnded``) or suspended it (``RunSuspended``: the
@@ -647,9 +658,16 @@ class ModelCall:
     abort. An item that is not a stream event never reaches the core (a transcript could not
     hold it); an event whose partial is an ``AssistantMessage`` (pi-ai style) reaches it with
     the library's partial, folded from the events' own fields, so that a transcript reproduces
-    exactly what the core read."""
+    exactly what the core read.
 
-    __slots__ = ("run", "effect", "id", "signal", "failure", "over", "fold", "feed_core", "clock", "pending")
+    An abort while the stream is open is fed as one that waits for the stream
+    (``AbortRequested(wait_for_stream=True)``): the runner reads on until the stream's final
+    event, which is fed (the core makes it the aborted reply), dropping any other, for
+    :attr:`Run.stream_grace` seconds (:meth:`reads_on`); past that, or when the stream ends
+    otherwise, :meth:`end` feeds ``StreamFailed`` and the core closes the reply itself."""
+
+    __slots__ = ("run", "effect", "id", "signal", "failure", "over", "fold", "feed_core", "clock", "pending",
+                 "opened", "waiting", "deadline", "start_timeout_ms", "stream_signal", "unlink")
 
     def __init__(self, run: Run, effect: CallLlm) -> None:
         self.run = run
@@ -662,6 +680,24 @@ class ModelCall:
         # Only the stream function's own failures become StreamFailed: an error while feeding
         # the core (a journal that cannot write) is the caller's and propagates.
         self.feed_core, self.clock, self.pending = run.driver.feed, run.clock, run.pending
+        self.opened = False
+        """The runner has the stream to read (set by it): there is a stream to read on after
+        an abort."""
+        self.waiting = False
+        """The abort was fed as one that waits for the stream's final event."""
+        self.deadline: float | None = None
+        """After an abort, the ``time.monotonic()`` until which the stream is read on."""
+        ms = run.config.stream_start_timeout_ms
+        self.start_timeout_ms: int | None = ms or None
+        """The time the stream has to give its first item (``stream_start_timeout_ms``)."""
+        self.stream_signal = self.signal
+        """The signal the stream function gets: the run's, or, with a start timeout, its own
+        (following the run's), aborted when the stream does not start in time."""
+        self.unlink: Callable[[], None] = _nothing
+        if ms:
+            own = self.stream_signal = AbortSignal()
+            run_signal = self.signal
+            self.unlink = run_signal.add_callback(lambda: own.abort(run_signal.reason))
 
     @property
     def may_start(self) -> bool:
@@ -671,8 +707,44 @@ class ModelCall:
     def open(self, api_key: str | None) -> Any:
         """Call the stream function: what it returns (events, as the runner can read them)."""
         run, effect = self.run, self.effect
-        options = stream_options(effect, run.config, api_key, self.signal)
+        options = stream_options(effect, run.config, api_key, self.stream_signal)
         return run.stream_fn(effect.model, llm_context(effect), options)
+
+    def start_timed_out(self) -> None:
+        """The stream gave no item within its start timeout: it is told to stop (its own
+        signal) and left; the reply ends with the timeout's error."""
+        ms = self.start_timeout_ms
+        self.failure = stream_start_timeout_text(ms or 0)
+        self.stream_signal.abort(f"the stream did not start within {ms} ms")
+
+    def may_wait(self) -> bool:
+        """After an abort, whether the stream is to be read on for its final event: it is
+        open, the run has a grace period for it and the abort was not fed another way."""
+        return self.waiting or (self.opened and self.run.stream_grace > 0 and not self.run.abort_fed)
+
+    def grace_deadline(self) -> float:
+        """The ``time.monotonic()`` until which the stream is read on after the abort (set the
+        first time it is asked for: when the runner sees the abort)."""
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.run.stream_grace
+        return self.deadline
+
+    def reads_on(self) -> bool:
+        """The abort fired: whether to go on reading the stream for its final event. The first
+        time, the abort is fed as one that waits for it; ``False`` once the grace period is
+        over (or when there is none)."""
+        if not self.waiting:
+            if not self.may_wait():
+                return False
+            deadline = self.grace_deadline()
+            self.waiting = True
+            self.run.feed_abort(wait_for_stream=True)
+        else:
+            deadline = self.grace_deadline()
+        return time.monotonic() < deadline
+
+    def grace_text(self) -> str:
+        return f"the stream did not end within {self.run.stream_grace:g} s of the abort"
 
     def fail(self, exc: BaseException) -> None:
         """The stream function raised ``exc`` (calling it, or reading it)."""
@@ -684,7 +756,9 @@ class ModelCall:
         event).
         The common case, a delta carrying the library's partial, costs two lookups."""
         if self.signal.aborted:
-            return None
+            if not self.waiting and not self.reads_on():
+                return None
+            return self.received_after_abort(event)
         if type(event) not in _DELTA_TYPES or type(event.partial) is not PartialAssistantMessage:
             if event is END:  # without done or error
                 self.failure = STREAM_ENDED_TEXT
@@ -697,7 +771,11 @@ class ModelCall:
                 if self.fold is None:
                     self.fold = PartialFold()
                 event = self.fold.adopt(event)
-        effects = self.feed_core(StreamEventReceived(self.id, event, self.clock()))
+        return self.took(self.feed_core(StreamEventReceived(self.id, event, self.clock())))
+
+    def took(self, effects: Sequence[Any]) -> Sequence[Any]:
+        """What the core gave for a stream event: the ``Emit`` s to give now; anything else
+        means the reply is over (:attr:`over`) and goes to the run's pending effects."""
         for out in effects:
             if type(out) is not Emit:
                 break
@@ -712,14 +790,43 @@ class ModelCall:
                 self.pending.append(out)
         return emits
 
+    def received_after_abort(self, event: Any) -> Sequence[Any] | None:
+        """An item read after the abort (fed as one that waits for the stream): its final
+        event is fed, even a little past the grace period (it was read); any other item is
+        dropped, ``()`` to read on, ``None`` once the grace period is over."""
+        kind = type(event)
+        if kind is DoneEvent or kind is ErrorEvent:
+            problem = stream_event_problem(event)
+            if problem is not None:
+                self.failure = problem
+                return None
+            return self.took(self.feed_core(StreamEventReceived(self.id, event, self.clock())))
+        if event is END:
+            self.failure = STREAM_ENDED_TEXT
+            return None
+        return () if time.monotonic() < self.grace_deadline() else None
+
     def end(self) -> None:
-        """The stream is closed: feed its failure, else the abort (nothing once it is over)."""
+        """The stream is closed: feed its failure, else the abort (nothing once it is over).
+        After an abort that waited for the stream, ``StreamFailed`` says why its final event
+        did not come (the core then closes the reply itself)."""
+        self.unlink()
         if self.over:
             return
-        if self.failure is not None and not self.signal.aborted:
-            self.run.feed(StreamFailed(self.id, self.failure, self.clock()))
+        run = self.run
+        if self.signal.aborted or run.abort_fed:
+            if self.may_wait():
+                if not self.waiting:  # the abort landed as the stream ended or was left
+                    self.waiting = True
+                    run.feed_abort(wait_for_stream=True)
+                run.feed(StreamFailed(self.id, self.failure or self.grace_text(), self.clock()))
+            else:
+                run.feed_abort()
             return
-        self.run.feed_abort()
+        if self.failure is not None:
+            run.feed(StreamFailed(self.id, self.failure, self.clock()))
+            return
+        run.feed_abort()
 
 
 class ToolRun:
@@ -789,6 +896,15 @@ def _nothing() -> None:
 FATAL: Final = (KeyboardInterrupt, SystemExit)
 """Exceptions of user code that stop the run (which still ends with ``agent_end``) and are then
 raised to the caller; every other exception becomes an error result or a failed reply."""
+
+
+def stream_start_timeout_text(ms: int) -> str:
+    """The ``error_message`` of a reply whose stream did not start in time.
+
+    >>> stream_start_timeout_text(250)
+    'Model call timed out: the stream gave no event within 250 ms (stream_start_timeout_ms=250)'
+    """
+    return f"Model call timed out: the stream gave no event within {ms} ms (stream_start_timeout_ms={ms})"
 
 
 def failure_text(exc: BaseException) -> str:

@@ -711,6 +711,17 @@ def _stamped(run: Run, item: Any) -> Any:
     return replace(item, at=run.clock())
 
 
+def _stream_grace(t: Transcript, run: Run) -> float:
+    """The live run's grace period for a stream after an abort: none when the recording's abort
+    dropped the reply's stream at once (recorded without one, or by a library before it)."""
+    for entry in t.entries:
+        inp = entry.input
+        if (type(inp) is AbortRequested and not inp.wait_for_stream
+                and any(e.get("type") == "cancel_llm" for e in entry.effects_json)):
+            return 0.0
+    return run.stream_grace
+
+
 def _llm_setup(source: Source, options: ReplayOptions, config: AgentLoopConfig,
                secrets: Sequence[str]) -> tuple[Transcript, _LiveChecker, RecordedModel]:
     t = _load(source)
@@ -748,6 +759,7 @@ def _resumed_run(kind: Any, run: Run, resumed: Resumed, tools: Sequence[Any], co
     steps numbered on from the suspended run's, as the recording has them)."""
     nxt = kind(run.driver.state, tools, config, resumed, signal, model, checker, checker.clock, order=order)
     nxt.driver.steps = run.driver.steps
+    nxt.stream_grace = run.stream_grace
     return nxt
 
 
@@ -767,6 +779,7 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     order = _RecordedOrder(t)
     run = SyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
                   order=order)
+    run.stream_grace = _stream_grace(t, run)
     events: list[AgentEvent] = []
     try:
         while True:
@@ -794,6 +807,7 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
     order = _RecordedOrder(t)
     run = AsyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
                    order=order)
+    run.stream_grace = _stream_grace(t, run)
     events: list[AgentEvent] = []
     try:
         while True:

@@ -91,6 +91,9 @@ ASYNC_STREAM_FN: Final = (
 )
 
 
+_NOTHING: Final = object()
+
+
 def _run_sync(value: Any) -> Any:
     """Run an awaitable a sync caller was given (an ``async def`` hook or tool)."""
     if inspect.isawaitable(value):
@@ -259,20 +262,28 @@ class SyncRun(Run):
     def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
         call = ModelCall(self, effect)
         source: Iterator[Any] | None = None
+        first: Any = _NOTHING  # the stream's first item, read with the start timeout
         try:
             try:
                 if call.may_start:
                     live, api_key = self.api_key(effect)
                     if live and call.may_start:
-                        source = self.events_of(call.open(api_key))
+                        if call.start_timeout_ms is None:
+                            source = self.events_of(call.open(api_key))
+                        else:
+                            source, first = self.start_stream(call, api_key)
+                        call.opened = source is not None
             except BaseException as exc:
                 call.fail(exc)
             while source is not None:
-                try:
-                    event = next(source, END)
-                except BaseException as exc:
-                    call.fail(exc)
-                    break
+                if first is not _NOTHING:
+                    event, first = first, _NOTHING
+                else:
+                    try:
+                        event = next(source, END)
+                    except BaseException as exc:
+                        call.fail(exc)
+                        break
                 emits = call.received(event)
                 if emits is None:
                     break
@@ -283,6 +294,49 @@ class SyncRun(Run):
         finally:
             self.close_stream(source)
         call.end()
+
+    def start_stream(self, call: ModelCall, api_key: str | None) -> tuple[Iterator[Any] | None, Any]:
+        """With a start timeout: call the stream function and read the stream's first item on a
+        worker thread, waiting at most the timeout: ``(the stream, its first item)``, or
+        ``(None, None)`` when it did not start in time (it is told to stop and left: the worker
+        closes it if it ever gives the item). What the stream function raises is raised."""
+        box: queue.SimpleQueue[tuple[Any, Any, BaseException | None]] = queue.SimpleQueue()
+        lock = threading.Lock()
+        left = False
+
+        def job() -> None:
+            source: Any = None
+            try:
+                source = self.events_of(call.open(api_key))
+                outcome: tuple[Any, Any, BaseException | None] = (source, next(source, END), None)
+            except BaseException as exc:
+                outcome = (source, None, exc)
+            with lock:
+                if not left:
+                    box.put(outcome)
+                    return
+            self.close_stream(outcome[0])
+
+        _tool_threads.submit(job)
+        try:
+            source, item, error = box.get(timeout=(call.start_timeout_ms or 0) / 1000)
+        except queue.Empty:
+            with lock:
+                left = True
+            try:
+                source, item, error = box.get_nowait()  # it came as the time ran out
+            except queue.Empty:
+                call.start_timed_out()
+                return None, None
+        except FATAL as exc:  # Ctrl-C while waiting: the run stops (its signal tells the stream)
+            with lock:
+                left = True
+            self.stop_for(exc)
+            return None, None
+        if error is not None:
+            self.close_stream(source)
+            raise error
+        return source, item
 
     def events_of(self, source: Any) -> Iterator[Any]:
         """How to read what a stream function returned: a sync iterator (an async stream

@@ -287,7 +287,12 @@ def test_a_normal_stream_ends_with_stop(flavour: Flavour, partials: str) -> None
 
 
 @pytest.mark.parametrize("partials", sorted(EVENT_MAKERS))
-def test_an_abort_mid_stream_keeps_the_text_so_far(flavour: Flavour, partials: str) -> None:
+@pytest.mark.parametrize("grace", [0.0, 1.0])
+def test_an_abort_mid_stream_keeps_the_text_so_far_or_the_streams_final_message(
+        flavour: Flavour, partials: str, grace: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stream ignores the abort. With a grace period for it (the default), its final message,
+    # which comes at once, is the reply (closed as aborted); without, the text so far.
+    monkeypatch.setattr(Run, "stream_grace", grace)
     signal = AbortSignal()
     stream = Stream(EVENT_MAKERS[partials](["Hel", "lo", " world"]))
     events, messages = play(flavour, "hi", AgentContext(), AgentLoopConfig(model=MODEL), stream,
@@ -295,7 +300,8 @@ def test_an_abort_mid_stream_keeps_the_text_so_far(flavour: Flavour, partials: s
     assert types(events) == TEXT_RUN
     ends_once(events)
     final = assistant(messages)
-    assert (final.stop_reason, final.error_message, final.text) == ("aborted", REQUEST_ABORTED_TEXT, "Hel")
+    text = "Hello world" if grace else "Hel"
+    assert (final.stop_reason, final.error_message, final.text) == ("aborted", REQUEST_ABORTED_TEXT, text)
     assert REQUEST_ABORTED_TEXT == "Request was aborted"
     assert stream.closed
 
