@@ -17,7 +17,17 @@ from typing import Any
 
 import pytest
 
-from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, UserMessage
+from agentcore import (
+    AgentContext,
+    AgentLoopConfig,
+    AssistantMessage,
+    Cost,
+    Model,
+    TextContent,
+    Usage,
+    UserMessage,
+    replace,
+)
 from flavours import SYNC
 from interpreters import ScriptedModel, tool
 from interpreters.cli.command import main as cli_main
@@ -144,8 +154,10 @@ DAMAGES: dict[str, tuple[Callable[[dict[str, Any]], None], str, str]] = {
                                          "initial_state", "$.run.messages[1].content[0]"),
     "a message with timestamp a string": (setting(*R, "messages", 0, "timestamp", value="now"), "initial_state",
                                           "$.run.messages[0].timestamp"),
-    "a reply with usage untagged": (setting(*R, "messages", 1, "usage", value={"input": 1}), "initial_state",
+    "a reply with usage a string": (setting(*R, "messages", 1, "usage", value="lots"), "initial_state",
                                     "$.run.messages[1].usage"),
+    "a reply with usage tagged as cost": (setting(*R, "messages", 1, "usage", value={"type": "Cost"}),
+                                          "initial_state", "$.run.messages[1].usage"),
     "a reply with an unknown stop reason": (setting(*R, "messages", 1, "stop_reason", value="tired"),
                                             "initial_state", "$.run.messages[1].stop_reason"),
     "new messages not messages": (setting(*R, "new_messages", value=[{"content": "x"}]), "initial_state",
@@ -179,9 +191,12 @@ DAMAGES: dict[str, tuple[Callable[[dict[str, Any]], None], str, str]] = {
     "header model id a number": (setting("model", "id", value=5), "model", "$.id"),
     "header tools a number": (setting("tools", value=5), "tools", "$"),
     "header tool untagged": (setting("tools", 0, value={"name": "add"}), "tools", "$[0]"),
-    "header hooks a string": (setting("hooks", value="x"), "hooks", "$"),
-    "header created_at a string": (setting("created_at", value="today"), "created_at", "$"),
-    "header system prompt a list": (setting("system_prompt", value=["x"]), "system_prompt", "$"),
+    "header hooks a string": (setting("hooks", value="x"), "hooks", " is a str ('x'), not a list of strings"),
+    "header hooks not names": (setting("hooks", value=[1]), "hooks", "[0] is an int (1), not a str"),
+    "header created_at a string": (setting("created_at", value="today"), "created_at",
+                                   " is a str ('today'), not an int"),
+    "header system prompt a list": (setting("system_prompt", value=["x"]), "system_prompt",
+                                    " is a list of 1 item, not a str"),
 }
 
 
@@ -197,8 +212,8 @@ def expected_start(path: Path, name: str) -> str:
     """How the error begins: the file, line 1, the header's field and where in it."""
     _, field, where = DAMAGES[name]
     if field in ("initial_state", "model", "tools"):
-        return f"{path}: line 1: the header's {field} does not decode: "
-    return f"{path}: line 1: the header's {field} is "
+        return f"{path}: line 1: the header's {field} {'do' if field == 'tools' else 'does'} not decode: "
+    return f"{path}: line 1: the header's {field}"
 
 
 def check_error(error: BaseException, path: Path, name: str) -> None:
@@ -300,3 +315,47 @@ def test_the_command_in_a_process_of_its_own(tmp_path: Path, recorded: list[str]
         assert proc.returncode == 2 and proc.stdout == ""
         assert proc.stderr.startswith(f"agentcore: {path} is not a usable transcript: line 1: the header's "
                                       "initial_state does not decode: $.phase is "), proc.stderr
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("phase without a type tag", "$.phase is a FrozenDict (an object with no type tag), not one of Idle, "
+     "AwaitingSteering, AwaitingFollowUps, AwaitingNextTurn, AwaitingTransform, AwaitingConvert, Streaming, "
+     "RunningTools, AwaitingStopDecision, Suspended, Finished"),
+    ("phase tagged as another record", "$.phase is a Usage, not one of Idle, AwaitingSteering, AwaitingFollowUps, "
+     "AwaitingNextTurn, AwaitingTransform, AwaitingConvert, Streaming, RunningTools, AwaitingStopDecision, "
+     "Suspended, Finished"),
+    ("phase id a string", "$.phase.id is a str ('1'), not an int"),
+    ("turns a string", "$.run.turns is a str ('x'), not an int"),
+    ("turns a float", "$.run.turns is a float (1.5), not an int"),
+    ("cost_usd a string", "$.run.cost_usd is a str ('0'), not a number"),
+    ("a message without a type tag", "$.run.messages[0] is a FrozenDict (an object with no type tag), not a message "
+     "(a record with a role: UserMessage, AssistantMessage, ToolResultMessage, ...)"),
+    ("messages a string", "$.run.messages is a str ('oops'), not a list"),
+    ("a message with an untagged block", "$.run.messages[1].content[0] is a FrozenDict (an object with no type "
+     "tag), not a TextContent, a ThinkingContent or a ToolCall"),
+    ("tools a number", "$.run.tools is an int (5), not a list of ToolSpecs"),
+    ("a tool tagged as a model", "$.run.tools[0] is a Model, not a ToolSpec"),
+    ("model without a type tag", "$.run.model is a FrozenDict (an object with no type tag), not a Model"),
+    ("thinking level unknown", "$.run.thinking_level is a str ('ultra'), not one of 'off', 'minimal', 'low', "
+     "'medium', 'high', 'xhigh'"),
+])
+def test_the_error_says_exactly_what_is_wrong(tmp_path: Path, recorded: list[str], name: str, message: str) -> None:
+    path = damaged(tmp_path, recorded, name)
+    with pytest.raises(TranscriptError) as info:
+        replay_llm(path, CONFIG, [add])
+    assert str(info.value) == f"{path}: line 1: the header's initial_state does not decode: {message}"
+    assert info.value.problem == f"line 1: the header's initial_state does not decode: {message}"
+
+
+def test_what_a_recorder_writes_of_unusual_numbers_is_not_damage(tmp_path: Path) -> None:
+    """A history with a timestamp from a clock that does not give whole milliseconds, and a cost
+    that was not a finite number (the recorder writes it as null), reads and replays."""
+    odd = replace(HISTORY[1], usage=Usage(cost=Cost(total=float("nan"))), timestamp=2.5)  # type: ignore[arg-type]
+    context = AgentContext("Be exact.", [replace(HISTORY[0], timestamp=0.5), odd], [add])  # type: ignore[arg-type]
+    path = tmp_path / "odd.jsonl"
+    SYNC.record(path, "Sum 1 and 2", context, CONFIG, replies())
+    header = json.loads(path.read_text().splitlines()[0])
+    messages = header["initial_state"]["run"]["messages"]
+    assert messages[0]["timestamp"] == 0.5 and messages[1]["usage"]["cost"]["total"] is None
+    assert replay(path).finished
+    assert replay_llm(path, CONFIG, [add]).finished
