@@ -158,7 +158,13 @@ def _hints(cls: type) -> dict[str, Any] | None:
 def _checked(cls: type) -> bool:
     """Records of this library are checked field by field; an application's own are not (the
     codec may give them their fields' JSON form: a datetime as text, a list as a tuple)."""
-    return is_record_class(cls) and cls.__module__.partition(".")[0] in _LIBRARY
+    known = _checked_classes.get(cls)
+    if known is None:
+        known = _checked_classes[cls] = is_record_class(cls) and cls.__module__.partition(".")[0] in _LIBRARY
+    return known
+
+
+_checked_classes: dict[type, bool] = {}
 
 
 def type_problem(value: object, expected: Any, path: str = "$", *, read_back: bool = False) -> str | None:
@@ -256,14 +262,9 @@ def _compile(tp: Any, loose: bool) -> _Check:
 def _any_checker(loose: bool) -> _Check:
     def check(value: Any) -> _Failure | None:
         kind = type(value)
-        if kind in _SCALARS:
+        if kind in _SCALARS or not _checked(kind):
             return None
-        record_check = _checks.get((kind, loose))
-        if record_check is None:
-            if not _checked(kind):
-                return None
-            record_check = _checker(kind, loose)
-        return record_check(value)
+        return _checker(kind, loose)(value)
     return check
 
 

@@ -90,7 +90,7 @@ def _field_defaults(cls: type) -> Iterator[tuple[str, str, Any]]:
             elif info.default_factory is not msgspec.NODEFAULT:
                 yield info.name, "default_factory()", info.default_factory()
     else:
-        for f in dataclasses.fields(cls):
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if f.default is not dataclasses.MISSING:
                 yield f.name, "default", f.default
             elif f.default_factory is not dataclasses.MISSING:
@@ -208,7 +208,7 @@ def build(cls: type, full: bool, depth: int = 0) -> Any:
         fields = [(f.name, f.required) for f in msgspec.structs.fields(cls)]
     else:
         fields = [(f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-                  for f in dataclasses.fields(cls) if f.init]
+                  for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
     for name, required in fields:
         if required or full:
             kwargs[name] = sample(hints.get(name, Any), full, depth)

@@ -32,7 +32,8 @@ from flavours import SYNC
 from interpreters import ScriptedModel, tool
 from interpreters.cli.command import main as cli_main
 from interpreters.pytest_plugin import AgentRecording
-from interpreters.replay import ReplayOptions, areplay_llm, aresume, fork, replay, replay_llm, resume, state_at
+from interpreters.replay import ReplayOptions, areplay_llm, fork, replay, replay_llm, state_at
+from interpreters.resuming import aresume, resume
 from interpreters.scripted import tool_call
 from interpreters.transcript import TranscriptError, read_transcript
 
@@ -350,8 +351,8 @@ def test_the_error_says_exactly_what_is_wrong(tmp_path: Path, recorded: list[str
 def test_what_a_recorder_writes_of_unusual_numbers_is_not_damage(tmp_path: Path) -> None:
     """A history with a timestamp from a clock that does not give whole milliseconds, and a cost
     that was not a finite number (the recorder writes it as null), reads and replays."""
-    odd = replace(HISTORY[1], usage=Usage(cost=Cost(total=float("nan"))), timestamp=2.5)  # type: ignore[arg-type]
-    context = AgentContext("Be exact.", [replace(HISTORY[0], timestamp=0.5), odd], [add])  # type: ignore[arg-type]
+    odd = replace(HISTORY[1], usage=Usage(cost=Cost(total=float("nan"))), timestamp=2.5)
+    context = AgentContext("Be exact.", [replace(HISTORY[0], timestamp=0.5), odd], [add])
     path = tmp_path / "odd.jsonl"
     SYNC.record(path, "Sum 1 and 2", context, CONFIG, replies())
     header = json.loads(path.read_text().splitlines()[0])
