@@ -22,6 +22,14 @@ collected.
 To change fields of a record, use :func:`replace` (``dataclasses.replace`` works on dataclasses
 only); it takes records and dataclasses alike, so it also serves user-defined message types.
 
+Records were frozen dataclasses up to 0.3. Code written then changes in one place each:
+``dataclasses.replace(r, ...)`` becomes ``agentcore.replace(r, ...)``, ``dataclasses.asdict(r)``
+``msgspec.structs.asdict(r)`` (one level) or ``agentcore.codec.to_json(r)`` (JSON data),
+``dataclasses.astuple(r)`` ``msgspec.structs.astuple(r)`` and ``dataclasses.fields(cls)``
+:func:`record_fields` (the names). Those ``dataclasses`` functions, given a record (or, for
+``fields``, a record class), raise a ``TypeError`` that says so; ``dataclasses.is_dataclass`` is
+false for records, as before.
+
 >>> from agentcore import TextContent
 >>> replace(TextContent("a"), text="b")
 TextContent(text='b', text_signature=None)
@@ -34,8 +42,9 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from types import FrameType
 from collections.abc import Callable, Mapping, Sequence, Set
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, Final, NoReturn, TypeVar
 
 import msgspec
 import msgspec.structs
@@ -69,8 +78,75 @@ class _RecordMeta(msgspec.StructMeta):
         return cls
 
 
+class _NotADataclass:
+    """``__dataclass_fields__`` of record classes, which are not dataclasses: there is no such
+    attribute. ``dataclasses.replace``, ``asdict``, ``astuple`` and ``fields`` look for it on the
+    class to tell a dataclass, and get a ``TypeError`` (the type they raise themselves) that
+    names what to use instead; whatever else asks (``dataclasses.is_dataclass``, ``hasattr``,
+    pprint, pytest) gets the ``AttributeError`` any class without it gives."""
+
+    def __get__(self, cls: type | None, metaclass: type | None = None) -> NoReturn:
+        if cls is None:  # looked up on the metaclass itself
+            raise AttributeError("__dataclass_fields__")
+        raise _not_a_dataclass(cls)
+
+
+_RecordMeta.__dataclass_fields__ = _NotADataclass()  # type: ignore[attr-defined]
+
+
+_INSTEAD: Final = {
+    "replace": "agentcore.replace(record, field=value) (it takes records and dataclasses alike)",
+    "asdict": "msgspec.structs.asdict(record) (its fields, one level) or agentcore.codec.to_json(record) "
+              "(JSON data, nested records too)",
+    "astuple": "msgspec.structs.astuple(record)",
+    "fields": "agentcore.records.record_fields(cls) (the names) or msgspec.structs.fields(cls)",
+}
+"""What to use instead of each ``dataclasses`` function, for code written when records were
+dataclasses (up to 0.3)."""
+
+
+def _in_dataclasses(frame: FrameType | None) -> bool:
+    return frame is not None and frame.f_globals.get("__name__") == "dataclasses"
+
+
+class _Probe(Exception):
+    """Raised and caught at once: its traceback gives the frames that looked the attribute up."""
+
+
+def _not_a_dataclass(cls: type) -> Exception:
+    """The error for looking up ``__dataclass_fields__`` on a record class: a ``TypeError`` naming
+    the replacement when ``dataclasses.fields`` looked, or ``replace``/``asdict``/``astuple``
+    through their check of their argument (not a record nested in a dataclass they convert);
+    the plain ``AttributeError`` for anyone else, and wherever the frames are not as CPython's
+    ``dataclasses`` module makes them."""
+    try:
+        raise _Probe
+    except _Probe as probe:
+        traceback = probe.__traceback__
+    frame = traceback.tb_frame.f_back if traceback is not None else None  # the property
+    looker = frame.f_back if frame is not None else None  # what asked for the attribute
+    function: str | None = None
+    if _in_dataclasses(looker) and looker is not None:
+        if looker.f_code.co_name == "fields":
+            function = "fields"
+        elif looker.f_code.co_name == "_is_dataclass_instance" and _in_dataclasses(looker.f_back):
+            function = looker.f_back.f_code.co_name  # type: ignore[union-attr]
+    instead = _INSTEAD.get(function) if function in ("fields", "replace", "asdict", "astuple") else None
+    if instead is None:
+        return AttributeError(f"type object {cls.__name__!r} has no attribute '__dataclass_fields__'")
+    article = "an" if cls.__name__[:1] in "AEIO" else "a"
+    return TypeError(f"dataclasses.{function}() does not take {article} {cls.__name__}: records are msgspec "
+                     f"structs (since agentcore-fx 0.4.0), not dataclasses; use {instead}")
+
+
 class Record(msgspec.Struct, frozen=True, tag_field="type", tag=True, gc=False, metaclass=_RecordMeta):
-    """A frozen record; its JSON object carries its tag as ``type``."""
+    """A frozen record; its JSON object carries its tag as ``type``.
+
+    A msgspec struct, not a dataclass (records were dataclasses up to 0.3): change fields with
+    :func:`agentcore.replace`, not ``dataclasses.replace``; get a dict with
+    ``msgspec.structs.asdict`` or JSON data with ``agentcore.codec.to_json``, not
+    ``dataclasses.asdict``; list the fields with :func:`record_fields`.
+    """
 
     type: ClassVar[str]
 
