@@ -410,7 +410,8 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             effects = [{"type": "emit", "event": update}]
             entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
     except IndexError:
-        raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply", path) from None
+        raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply",
+                    path) from None
     except _DECODE_ERRORS as exc:
         raise _fail(lineno, f"cannot decode the input: {exc}", path) from None
 

@@ -62,8 +62,12 @@ def _is_value(cls: type) -> bool:
 
 
 RECORDS = _records()
-PUBLIC = {key: cls for key, cls in RECORDS.items()
-          if key.rpartition(".")[2] in getattr(importlib.import_module(cls.__module__), "__all__", ()) and _is_value(cls)}
+
+def _public(key: str, cls: type) -> bool:
+    return key.rpartition(".")[2] in getattr(importlib.import_module(cls.__module__), "__all__", ())
+
+
+PUBLIC = {key: cls for key, cls in RECORDS.items() if _is_value(cls) and _public(key, cls)}
 
 
 def test_the_walk_finds_the_records_of_every_kind() -> None:
