@@ -55,6 +55,7 @@ from .records import (
     record_fields,
     replace,
     required_fields,
+    type_problem,
 )
 
 __all__ = [
@@ -361,9 +362,11 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             if kind == "raw":
                 kwargs[fname] = freeze(v)
             elif kind == "pvector":
-                kwargs[fname] = None if v is None else pvector(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
+                kwargs[fname] = None if v is None else pvector(
+                    _decode(x, f"{where}[{i}]") for i, x in enumerate(_array(v, where)))
             elif kind == "frozenset":
-                kwargs[fname] = None if v is None else frozenset(_decode(x, f"{where}[{i}]") for i, x in enumerate(v))
+                kwargs[fname] = None if v is None else frozenset(
+                    _decode(x, f"{where}[{i}]") for i, x in enumerate(_array(v, where)))
             else:
                 kwargs[fname] = _decode(v, where)
         if rebuild is not None:
@@ -404,6 +407,13 @@ def register_form(cls: type, encode: Callable[[Any], Any], decode: Callable[[Map
     _decoders[name] = decode
     if _ready:
         _find_natives()
+
+
+def _array(value: Any, path: str) -> list[Any]:
+    """A field's JSON array (a field that holds a list, a persistent vector or a set)."""
+    if type(value) is not list:
+        raise CodecError(type_problem(value, list, path) or f"{path} is not a list")
+    return value
 
 
 def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None = None) -> None:
@@ -717,7 +727,10 @@ register(_state.CompletedTurn)
 
 
 def _rebuild_run(fields: dict[str, Any]) -> dict[str, Any]:
-    fields["tool_index"] = _state.index_tools(fields.get("tools", ()))
+    tools = fields.get("tools", ())
+    sound = type(tools) is tuple and all(isinstance(t, _tools.ToolSpec) for t in tools)
+    # Damaged tools get no index: the record is built, and a check of its types names them.
+    fields["tool_index"] = _state.index_tools(tools) if sound else FrozenDict()
     return fields
 
 

@@ -8,10 +8,9 @@ through effects. Everything here is a plain frozen record.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-import msgspec
 from pyrsistent import PVector, pvector
 
 from .frozen import JSON
@@ -167,7 +166,9 @@ class AgentLoopConfig:
     Every hook (and ``prepare_arguments``) that takes one more argument than the ones above,
     or a parameter named ``signal``, also gets the run's :class:`AbortSignal`.
 
-    The remaining fields are model-call options passed to the stream function.
+    The remaining fields are model-call options passed to the stream function, and ``extra``:
+    settings of the application's own (for its hooks and stream function; the library reads
+    none of them), an empty mapping by default.
     """
 
     model: Model
@@ -196,7 +197,7 @@ class AgentLoopConfig:
     on_payload: Callable[..., Any] | None = None
     on_response: Callable[..., Any] | None = None
     transport: str | None = None
-    extra: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     decide_tool_call: Callable[..., Any] | None = None
     max_turns: int | None = None
     max_total_tokens: int | None = None

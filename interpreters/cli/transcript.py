@@ -73,7 +73,7 @@ def read(path_text: str) -> Any:
         try:
             t = read_transcript(path)
         except TranscriptError as exc:
-            raise UsageError(f"{path_text} is not a usable transcript: {exc}") from exc
+            raise UsageError(f"{path_text} is not a usable transcript: {exc.problem}") from exc
         except (UnicodeDecodeError, OSError) as exc:
             raise UsageError(f"cannot read {path_text}: {exc}") from exc
     for w in caught:

@@ -62,7 +62,18 @@ FlushMode = Literal["entry", "turn"]
 
 
 class TranscriptError(ValueError):
-    """A file that is not a readable transcript; the message names the line and the problem."""
+    """A file that is not a readable transcript; the message names the file (when it is known),
+    the line and the problem: ``run.jsonl: line 1: the header's initial_state does not decode:
+    $.run.turns is a str ('x'), not an int``.
+
+    ``path`` and ``line`` are the file and the line (``None`` where not known); ``problem`` is the
+    message without the file's name (``line 1: ...``)."""
+
+    def __init__(self, problem: str, *, path: Any = None, line: int | None = None) -> None:
+        super().__init__(f"{path}: {problem}" if path is not None else problem)
+        self.problem = problem
+        self.path = path
+        self.line = line
 
 
 # --------------------------------------------------------------------------- line shapes

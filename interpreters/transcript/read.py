@@ -25,8 +25,9 @@ from agentcore.codec import CodecError, PartialFold, from_json
 from agentcore.effects import Emit
 from agentcore.events import MessageUpdateEvent
 from agentcore.inputs import StreamEventReceived
-from agentcore.messages import AssistantMessage
-from agentcore.state import RunState
+from agentcore.messages import AssistantMessage, Model
+from agentcore.records import kind_of, type_problem
+from agentcore.tools import ToolSpec
 
 from ..driver import is_message
 from ..gc_pause import paused_gc
@@ -143,8 +144,14 @@ class Transcript:
 
     @property
     def initial_state(self) -> LoopState:
+        """The state the run started from (the header's ``initial_state``, decoded and checked)."""
         if self._initial is None:
-            self._initial = decode_state(self.header["initial_state"])
+            if "initial_state" not in self.header:
+                raise _fail(1, "the header has no initial_state", self.path)
+            try:
+                self._initial = decode_state(self.header["initial_state"])
+            except _DECODE_ERRORS as exc:
+                raise _fail(1, f"the header's initial_state does not decode: {exc}", self.path) from None
         return self._initial
 
     @property
@@ -159,16 +166,68 @@ class Transcript:
 
 
 def decode_state(data: Mapping[str, Any]) -> LoopState:
-    """``from_json`` for a ``LoopState``, checked."""
+    """``from_json`` for a ``LoopState``, checked: every field of every record in it has its
+    type (:func:`agentcore.records.type_problem`) and the conversations hold messages. Raises
+    :class:`CodecError` naming the first field that does not (``$.run.turns is a str ('x'),
+    not an int``)."""
     decoded = from_json(data)
-    if not isinstance(decoded, LoopState):
-        raise CodecError(f"a {type(decoded).__name__}, not a LoopState")
-    if not isinstance(decoded.run, RunState):
-        raise CodecError(f"its run is a {type(decoded.run).__name__}, not a RunState")
-    for i, message in enumerate(decoded.run.messages):
+    problem = type_problem(decoded, LoopState, read_back=True)
+    if problem is None:
+        run = decoded.run
+        problem = (_messages_problem(run.messages, "$.run.messages")
+                   or _messages_problem(run.new_messages, "$.run.new_messages")
+                   or _messages_problem(run.llm_messages or (), "$.run.llm_messages"))
+        for name, kind in _COUNTERS.items():  # the core counts on with them: exact types
+            problem = problem or type_problem(getattr(run, name), kind, f"$.run.{name}")
+    if problem is not None:
+        raise CodecError(problem)
+    return decoded  # type: ignore[no-any-return]
+
+
+_COUNTERS: Final[dict[str, type]] = {"next_id": int, "turns": int, "total_tokens": int, "cost_usd": float}
+
+
+def _messages_problem(messages: Any, path: str) -> str | None:
+    """The first item of a conversation that is not a message (its type says only ``Any``: an
+    application may add message types of its own)."""
+    for i, message in enumerate(messages):
         if not is_message(message):
-            raise CodecError(f"its message {i} is a {type(message).__name__}, not a message")
-    return decoded
+            return (f"{path}[{i}] is {kind_of(message)}, not a message (a record with a role: UserMessage, "
+                    "AssistantMessage, ToolResultMessage, ...)")
+    return None
+
+
+_HEADER_RECORDS: Final[dict[str, Any]] = {"model": Model, "tools": tuple[ToolSpec, ...]}
+"""The header's records besides ``initial_state`` (copies of the initial state's, for readers
+of the header alone) and the types they decode to."""
+_HEADER_VALUES: Final[dict[str, Any]] = {"library_version": str, "created_at": int, "system_prompt": str,
+                                         "hooks": typing.Sequence[str], "interpreter": str}
+
+
+def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:
+    """The header's initial state, decoded; every field of the header checked first (the ones a
+    writer left out are not required: only ``initial_state`` is)."""
+    if "initial_state" not in header:
+        raise _fail(1, "the header has no initial_state", path)
+    for name, expected in _HEADER_VALUES.items():
+        if name in header:
+            problem = type_problem(header[name], expected, f"the header's {name}")
+            if problem is not None:
+                raise _fail(1, problem, path)
+    for name, expected in _HEADER_RECORDS.items():
+        if name in header:
+            try:
+                decoded = from_json(header[name])
+                problem = type_problem(decoded, expected, read_back=True)
+                if problem is not None:
+                    raise CodecError(problem)
+            except _DECODE_ERRORS as exc:
+                verb = "do" if name == "tools" else "does"
+                raise _fail(1, f"the header's {name} {verb} not decode: {exc}", path) from None
+    try:
+        return decode_state(header["initial_state"])
+    except _DECODE_ERRORS as exc:
+        raise _fail(1, f"the header's initial_state does not decode: {exc}", path) from None
 
 
 _INPUTS: Final = typing.get_args(Input)
@@ -176,8 +235,8 @@ _DECODE_ERRORS: Final = (CodecError, TypeError, KeyError, IndexError, AttributeE
 """What decoding damaged JSON can raise (a missing type tag leaves a plain mapping, say)."""
 
 
-def _fail(line: int, problem: str) -> TranscriptError:
-    return TranscriptError(f"line {line}: {problem}")
+def _fail(line: int, problem: str, path: Path | None = None) -> TranscriptError:
+    return TranscriptError(f"line {line}: {problem}", path=path, line=line)
 
 
 def read_transcript(path: str | os.PathLike[str]) -> Transcript:
@@ -225,23 +284,18 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
             "stopped while writing it); it is ignored", RuntimeWarning, stacklevel=4)
         lines.pop()
     if not lines:
-        raise _fail(1, "empty file: not an agentcore-fx transcript")
+        raise _fail(1, "empty file: not an agentcore-fx transcript", path)
     try:
         header = json.loads(lines[0])
     except ValueError:
-        raise _fail(1, "not an agentcore-fx transcript (the header is not JSON)") from None
+        raise _fail(1, "not an agentcore-fx transcript (the header is not JSON)", path) from None
     if not isinstance(header, dict) or header.get("transcript") != FORMAT:
-        raise _fail(1, "not an agentcore-fx transcript (no {\"transcript\": \"agentcore-fx\"} header)")
+        raise _fail(1, "not an agentcore-fx transcript (no {\"transcript\": \"agentcore-fx\"} header)", path)
     version = header.get("version")
     if version not in READABLE_VERSIONS or type(version) is not int:
         raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions "
-                        f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]})")
-    if "initial_state" not in header:
-        raise _fail(1, "the header has no initial_state")
-    try:
-        initial = decode_state(header["initial_state"])
-    except _DECODE_ERRORS as exc:
-        raise _fail(1, f"the header's initial_state does not decode: {exc}") from None
+                        f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]})", path)
+    initial = _check_header(header, path)
     entries: list[Entry] = []
     seqs: dict[str, list[Any]] = {}
     folds: dict[int, PartialFold] = {}
@@ -253,15 +307,15 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
             text = raw.decode("utf-8")
             obj = _parse_line(raw, text)
         except ValueError as exc:
-            raise _fail(lineno, f"damaged line (not JSON: {exc})") from None
+            raise _fail(lineno, f"damaged line (not JSON: {exc})", path) from None
         if not isinstance(obj, dict):
-            raise _fail(lineno, "damaged line (not a JSON object)")
+            raise _fail(lineno, "damaged line (not a JSON object)", path)
         if obj.get("transcript") == FORMAT:
-            raise _fail(lineno, "a second header: two recorders wrote this file (spliced); it cannot be replayed")
+            raise _fail(lineno, "a second header: two recorders wrote this file (spliced); it cannot be replayed", path)
         if "resumed_from_step" in obj:
             n = obj["resumed_from_step"]
             if not isinstance(n, int) or not 0 <= n <= len(entries):
-                raise _fail(lineno, f"resumed_from_step {n!r} is not a recorded step")
+                raise _fail(lineno, f"resumed_from_step {n!r} is not a recorded step", path)
             del entries[n:]
             seqs = dict(entries[-1].seqs) if entries else {}
             folds.clear()
@@ -271,19 +325,19 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
             continue  # a line kind from a newer minor revision: ignored
         n = obj["step"]
         if type(n) is not int or n != len(entries) + 1:
-            raise _fail(lineno, f"step {n!r} out of order (expected step {len(entries) + 1})")
+            raise _fail(lineno, f"step {n!r} out of order (expected step {len(entries) + 1})", path)
         if "deltas" in obj:
-            _expand_run(obj, lineno, entries, seqs, folds)
+            _expand_run(obj, lineno, entries, seqs, folds, path)
             continue
         inp_json = obj.get("input")
         effects = obj.get("effects", [])
         if not isinstance(inp_json, dict) or not isinstance(effects, list):
-            raise _fail(lineno, "damaged step (input must be an object and effects a list)")
+            raise _fail(lineno, "damaged step (input must be an object and effects a list)", path)
         for i, e in enumerate(effects):
             if not (isinstance(e, dict) and type(e.get("type")) is str
                     and (e["type"] != "emit" or (isinstance(e.get("event"), dict)
                                                  and type(e["event"].get("type")) is str))):
-                raise _fail(lineno, f"damaged step (effect {i} is not an effect object with a type)")
+                raise _fail(lineno, f"damaged step (effect {i} is not an effect object with a type)", path)
         try:
             inp = from_json(inp_json)
             if not isinstance(inp, _INPUTS):
@@ -301,11 +355,11 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
         except _DECODE_ERRORS as exc:
-            raise _fail(lineno, f"cannot decode the input: {exc}") from None
+            raise _fail(lineno, f"cannot decode the input: {exc}", path) from None
         try:
             seqs = _resolve(effects, seqs)
         except (KeyError, TypeError, ValueError) as exc:
-            raise _fail(lineno, f"damaged history delta: {exc}") from None
+            raise _fail(lineno, f"damaged history delta: {exc}", path) from None
         entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs))
     return Transcript(path, header, entries, torn, tuple(resumed), size, initial)
 
@@ -314,7 +368,7 @@ _DELTA_KINDS: Final[dict[str, type]] = {cls.type: cls for cls in DELTAS}
 
 
 def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: dict[str, list[Any]],
-                folds: dict[int, PartialFold]) -> None:
+                folds: dict[int, PartialFold], path: Path | None) -> None:
     """Append the steps of a ``deltas`` line (a run of stream deltas) to ``entries``."""
     run = obj["deltas"]
     first = obj["step"]
@@ -338,7 +392,7 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
         if digest is not None and type(digest) is not str:
             raise ValueError("digest must be a string")
     except (KeyError, ValueError) as exc:
-        raise _fail(lineno, f"damaged deltas line ({exc})") from None
+        raise _fail(lineno, f"damaged deltas line ({exc})", path) from None
     fold = folds.get(sid)
     if fold is None:
         fold = folds[sid] = PartialFold()
@@ -356,9 +410,10 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             effects = [{"type": "emit", "event": update}]
             entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
     except IndexError:
-        raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply") from None
+        raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply",
+                    path) from None
     except _DECODE_ERRORS as exc:
-        raise _fail(lineno, f"cannot decode the input: {exc}") from None
+        raise _fail(lineno, f"cannot decode the input: {exc}", path) from None
 
 
 _HOOK_HISTORIES: Final = (("context", "context", "messages"), ("context", "context", "tools"))

@@ -157,7 +157,7 @@ def damaged_run(tmp_path: Path, change: Any) -> str:
     path.write_text("\n".join(text) + "\n")
     with pytest.raises(TranscriptError) as info:
         read_transcript(path)
-    prefix = f"line {index + 1}: "
+    prefix = f"{path}: line {index + 1}: "
     assert str(info.value).startswith(prefix)
     return str(info.value)[len(prefix):]
 
@@ -316,15 +316,16 @@ def test_damaged_middle_line_names_the_line(tmp_path: Path) -> None:
     text = path.read_text().splitlines()
     text[3] = text[3][: len(text[3]) // 2]
     path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError, match=r"^line 4: damaged line \(not JSON"):
+    with pytest.raises(TranscriptError, match="^" + re.escape(f"{path}: line 4: damaged line (not JSON")):
         read_transcript(path)
     text[3] = json.dumps({"step": 9, "input": {"type": "continued", "at": 0}, "effects": []})
     path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError, match=r"^line 4: step 9 out of order \(expected step 3\)"):
+    with pytest.raises(TranscriptError, match="^" + re.escape(f"{path}: line 4: step 9 out of order (expected step 3)")):
         read_transcript(path)
     text[3] = json.dumps({"step": 3, "input": {"type": "no_such_input"}, "effects": []})
     path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError, match=r"^line 4: cannot decode the input: unknown type tag 'no_such_input'"):
+    with pytest.raises(TranscriptError,
+                       match="^" + re.escape(f"{path}: line 4: cannot decode the input: unknown type tag 'no_such_input'")):
         read_transcript(path)
 
 
@@ -822,7 +823,7 @@ def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path:
     ("start", '"partial":{"type"', '"partial":{"typX"',
      "cannot decode the input: the start event's partial is a FrozenDict, not a partial assistant message"),
     ("header", '"run":{"type"', '"run":{"typX"',
-     "the header's initial_state does not decode: its run is a FrozenDict, not a RunState"),
+     "the header's initial_state does not decode: $.run is a FrozenDict (an object with no type tag), not a RunState"),
     ("emit", '"effects":[{"type":"emit","event"', '"effects":[{"type":"emit","evenX"',
      "damaged step (effect 0 is not an effect object with a type)"),
     ("input", '"input":{"type":"started"', '"input":{"typX":"started"',
@@ -838,7 +839,7 @@ def test_a_damaged_record_inside_a_line_is_a_transcript_error(
     path.write_text("\n".join(text) + "\n")
     with pytest.raises(TranscriptError) as info:
         read_transcript(path)
-    assert str(info.value) == f"line {index + 1}: {message}"
+    assert str(info.value) == f"{path}: line {index + 1}: {message}"
 
 
 def test_a_recorder_in_another_process_on_the_same_path_fails_at_once_and_destroys_nothing(
@@ -878,4 +879,5 @@ def test_a_spliced_file_is_refused(tmp_path: Path) -> None:
     path.write_text("\n".join(lines[:3] + [lines[0]] + lines[3:]) + "\n")
     with pytest.raises(TranscriptError) as info:
         read_transcript(path)
-    assert str(info.value) == "line 4: a second header: two recorders wrote this file (spliced); it cannot be replayed"
+    assert str(info.value) == (f"{path}: line 4: a second header: two recorders wrote this file (spliced); it cannot be "
+                               "replayed")

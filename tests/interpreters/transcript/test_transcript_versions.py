@@ -101,7 +101,7 @@ def test_a_damaged_initial_state_names_the_header_line(tmp_path: Path, damage: s
     for attempt in (lambda: replay(path), lambda: replay_llm(path, cfg)):
         with pytest.raises(TranscriptError) as info:
             attempt()
-        assert str(info.value).startswith("line 1: the header's initial_state does not decode: ")
+        assert str(info.value).startswith(f"{path}: line 1: the header's initial_state does not decode: ")
 
 
 def test_a_version_3_run_replays_identically_without_update_digests() -> None:
