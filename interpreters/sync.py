@@ -61,6 +61,7 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
+    with_config_model,
     with_transcript,
     deliver,
     hook_call,
@@ -458,10 +459,10 @@ def resume_suspended(
     ['user', 'assistant', 'toolResult', 'assistant']
     """
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
-    state = suspended_state(suspension, config, "resume_suspended")
+    state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
-    journal = with_transcript(journal, transcript, suspension, config)
-    return AgentEventStream(SyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
+    return AgentEventStream(with_transcript(journal, transcript, suspension, config, lambda journals: SyncRun(
+        state, context.tools, config, first, signal, stream_fn, journals, clock)))
 
 
 def _check_emit(emit: Any, fn: str) -> None:

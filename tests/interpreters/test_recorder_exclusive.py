@@ -1,0 +1,214 @@
+"""One transcript, one writer: a second recorder on a file that is being written is refused.
+
+Two :class:`TranscriptRecorder` s on one path, in two threads of one process or in two
+processes, never write over each other: the second is refused with
+:class:`interpreters.transcript.TranscriptBusy` naming the path, before it truncates or writes
+anything, and the first run's transcript stays whole and replays. Reading the transcript while
+its run goes on (a viewer, a tool) does not let a second writer in. A recorder lets go of its
+file when its run ends (or suspends), even while the run's stream is still referenced, so that
+the run can be resumed into the same file at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore import AgentContext, AgentLoopConfig, Approve, Model
+from interpreters import ScriptedModel, agent_loop, aio, resume_suspended
+from interpreters.replay import replay
+from interpreters.transcript import TranscriptBusy, TranscriptRecorder
+
+from clocks import clock
+from flavours import Flavour
+
+SCRIPTS = Path(__file__).parents[1] / "scripts"
+_spec = importlib.util.spec_from_file_location("once_agent", SCRIPTS / "once_agent.py")
+assert _spec is not None and _spec.loader is not None
+once: Any = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(once)
+
+TIMEOUT = 30
+
+
+def busy_in_process(path: Path, thread: str) -> str:
+    return (f"{path}: another recorder in this process is writing this transcript (opened in thread {thread!r}); "
+            "give each run its own path, or close that recorder first")
+
+
+def busy_elsewhere(path: Path) -> str:
+    return (f"{path}: another process is writing this transcript (a second worker, or pytest-xdist running the "
+            "same test twice?); give each run its own path")
+
+
+def test_two_recorders_on_one_file_in_two_threads_one_is_refused(flavour: Flavour, tmp_path: Path) -> None:
+    for round_ in range(10):
+        path, markers = tmp_path / f"run{round_}.jsonl", tmp_path / f"markers{round_}"
+        markers.mkdir()
+        start, refused_one = threading.Barrier(2), threading.Event()
+        outcomes: dict[str, Any] = {}
+
+        def record(name: str) -> None:
+            # The tool of the run that records waits (a while at most) until the other was refused.
+            context, config, model = once.setup(markers, lambda: refused_one.wait(5), approval=False)
+            start.wait(TIMEOUT)
+            try:
+                outcomes[name] = flavour.run(once.PROMPT, context, config, model, clock=clock,
+                                             journal=TranscriptRecorder(path, context, config))[1]
+            except TranscriptBusy as exc:
+                outcomes[name] = exc
+                refused_one.set()
+
+        threads = [threading.Thread(target=record, args=(n,), name=n, daemon=True) for n in ("one", "two")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(TIMEOUT)
+        assert not any(t.is_alive() for t in threads)
+        refused = {n: o for n, o in outcomes.items() if isinstance(o, TranscriptBusy)}
+        assert len(refused) == 1, outcomes
+        (loser, exc), = refused.items()
+        winner = "two" if loser == "one" else "one"
+        assert str(exc) == busy_in_process(path, winner)
+        assert isinstance(exc, RuntimeError)
+        assert once.executions(markers) == ["c1"]  # the refused run ran nothing
+        result = replay(path)
+        assert result.finished and result.messages == outcomes[winner]
+
+
+def test_a_second_recorder_while_a_run_is_open_is_refused_and_destroys_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    first = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["one two three"], chunk_size=3),
+                       journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+    next(first)  # the run is open: its header and first step are written
+    before = path.read_bytes()
+    second = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["x"]), journal=TranscriptRecorder(path, ctx, cfg))
+    with pytest.raises(TranscriptBusy) as info:
+        next(second)
+    assert str(info.value) == busy_in_process(path, threading.current_thread().name)
+    assert path.read_bytes() == before
+    assert first.result()[-1].text == "one two three"
+    assert replay(path).messages[-1].text == "one two three"
+    # Once the first run ended, the file is free again.
+    again = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["x"]), journal=TranscriptRecorder(path, ctx, cfg))
+    assert again.result()[-1].text == "x" and replay(path).messages[-1].text == "x"
+
+
+def test_a_closed_stream_lets_go_of_its_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    recorder = TranscriptRecorder(path, ctx, cfg)
+    stream = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["one two three"], chunk_size=3), journal=recorder,
+                        clock=clock)
+    next(stream)
+    stream.close()  # abandoned: the run goes no further
+    again = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["x"]), journal=TranscriptRecorder(path, ctx, cfg))
+    assert again.result()[-1].text == "x"
+    assert recorder.steps > 0  # (still referenced)
+
+
+def test_a_run_that_suspended_lets_go_of_its_transcript_though_its_stream_is_kept(tmp_path: Path) -> None:
+    """The README's flow: keep the stream for its suspension, resume into the same file."""
+    path, markers = tmp_path / "run.jsonl", tmp_path / "markers"
+    markers.mkdir()
+    context, config, model = once.setup(markers)
+    stream = agent_loop(once.PROMPT, context, config, stream_fn=model, clock=clock,
+                        journal=TranscriptRecorder(path, context, config))
+    assert [event.type for event in stream][-1] == "agent_suspended"
+    assert stream.suspension is not None  # the stream (and its recorder) is still referenced
+    resumed = resume_suspended(stream.suspension, {"c1": Approve()}, context=context, config=config,
+                               stream_fn=model, clock=clock, transcript=path)
+    assert resumed.result()[-1].text == "Done: deleted old.log"
+    assert replay(path).finished
+
+
+def test_an_async_run_that_suspended_lets_go_of_its_transcript_though_its_stream_is_kept(tmp_path: Path) -> None:
+    import asyncio
+
+    path, markers = tmp_path / "run.jsonl", tmp_path / "markers"
+    markers.mkdir()
+    context, config, model = once.setup(markers)
+
+    async def main() -> str:
+        stream = aio.agent_loop(once.PROMPT, context, config, stream_fn=model, clock=clock,
+                                journal=TranscriptRecorder(path, context, config))
+        assert [event.type async for event in stream][-1] == "agent_suspended"
+        assert stream.suspension is not None  # the stream (and its recorder) is still referenced
+        resumed = aio.resume_suspended(stream.suspension, {"c1": Approve()}, context=context, config=config,
+                                       stream_fn=model, clock=clock, transcript=path)
+        messages = await resumed.result()
+        return str(messages[-1].text)
+
+    assert asyncio.run(main()) == "Done: deleted old.log"
+    assert replay(path).finished
+
+
+def test_a_recorder_in_another_process_keeps_its_file_while_the_transcript_is_read(
+        flavour: Flavour, tmp_path: Path) -> None:
+    """The writing process reads its own transcript mid-run (a POSIX record lock would go with
+    that read): a recorder here is still refused, and the other run's transcript stays whole."""
+    path, markers, hold = tmp_path / "run.jsonl", tmp_path / "markers", tmp_path / "hold"
+    markers.mkdir()
+    hold.mkdir()
+    proc = subprocess.Popen([sys.executable, str(SCRIPTS / "once_agent.py"), "record", flavour.name, str(path),
+                             str(markers), str(hold)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (hold / "in-tool").exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        before = path.read_bytes()
+        context, config, model = once.setup(markers, approval=False)
+        with pytest.raises(TranscriptBusy) as info:
+            flavour.run(once.PROMPT, context, config, model, clock=clock,
+                        journal=TranscriptRecorder(path, context, config))
+        assert str(info.value) == busy_elsewhere(path)
+        assert path.read_bytes() == before
+    finally:
+        (hold / "go").write_text("go")
+        try:
+            _, err = proc.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    assert proc.returncode == 0, err
+    assert once.executions(markers) == ["c1"]
+    result = replay(path)
+    assert result.finished and result.messages[-1].text == "Done: deleted old.log"
+
+
+def test_recorders_in_processes_started_at_once_leave_one_whole_transcript(flavour: Flavour,
+                                                                          tmp_path: Path) -> None:
+    for round_ in range(2):
+        path, markers, hold = tmp_path / f"run{round_}.jsonl", tmp_path / f"m{round_}", tmp_path / f"h{round_}"
+        markers.mkdir()
+        hold.mkdir()
+        (hold / "go").write_text("go")  # no pause in the tool
+        args = [sys.executable, str(SCRIPTS / "once_agent.py"), "record", flavour.name, str(path), str(markers),
+                str(hold)]
+        procs = [subprocess.Popen(args, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        outcomes = []
+        for p in procs:
+            try:
+                outcomes.append((p.wait(TIMEOUT), p.communicate()[1]))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                raise
+        ok = [err for code, err in outcomes if code == 0]
+        refused = [err for code, err in outcomes if code != 0]
+        assert ok, outcomes
+        for err in refused:
+            assert f"TranscriptBusy: {busy_elsewhere(path)}" in err
+        assert len(once.executions(markers)) == len(ok)
+        result = replay(path)  # the file holds one whole run
+        assert result.finished and result.messages[-1].text == "Done: deleted old.log"
