@@ -567,7 +567,8 @@ def resume_suspended(
     transcript: str | os.PathLike[str] | None = None,
 ) -> AgentEventStream:
     """Go on with a suspended run (asyncio): :func:`interpreters.resume_suspended`, with an
-    async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once."""
+    async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once;
+    with ``transcript``, a suspension resumed into it already raises ``AlreadyResumed``."""
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
     state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")

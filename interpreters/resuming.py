@@ -20,6 +20,11 @@ A run that *suspended* (it waits for decisions on tool calls) is not resumed fro
 the recorder that goes on writing the transcript that recorded the suspension (what
 ``resume_suspended(..., transcript=path)`` records with), so that one file holds the whole run.
 :func:`resume` of such a transcript gives a stream with no events whose ``suspension`` is set.
+
+Both claim the transcript before they read it (:mod:`interpreters.transcript.writer`) and read
+it through the claim, so that what they append follows exactly what they checked: a suspension
+is resumed at most once per transcript (:class:`AlreadyResumed` for every later attempt, in any
+thread or process), and a crash resume never appends to a run another writer still records.
 """
 
 from __future__ import annotations
