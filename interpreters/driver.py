@@ -357,6 +357,7 @@ class Run:
             out = transition(state, first)
             if type(out) is Rejection:
                 raise ValueError(out.reason)
+        self.driver = Driver(state, journal, clock)  # (its journals may refuse the run: before anything is set up)
         self.config = config
         # The run's own signal: it follows the caller's, and also fires when the run is closed
         # before its end, so that tools and streams still running are told to stop.
@@ -367,7 +368,6 @@ class Run:
         self.stream_fn = stream_fn if stream_fn is not None else self.default_stream_fn()
         self.registry = tool_registry(tools)
         self.clock = clock
-        self.driver = Driver(state, journal, clock)
         self.first = first
         self.order = order if order is not None else AS_THEY_ARRIVE
         self.pending: deque[Effect] = deque(outstanding)

@@ -139,15 +139,10 @@ class TranscriptFile:
         return self.file.fileno()
 
     def read(self) -> bytes:
-        """The whole file, read through this claim (what is appended to is what was read)."""
-        fd, offset = self.fileno(), 0
-        chunks: list[bytes] = []
-        while True:
-            chunk = os.pread(fd, 1 << 20, offset)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            offset += len(chunk)
+        """The whole file, read through this claim (what is appended to is what was read); the
+        file is left at its end."""
+        self.file.seek(0)
+        return self.file.readall()
 
     def truncate(self, size: int) -> None:
         """Cut the file to ``size`` bytes (a torn last line, say) and go to its end."""
@@ -168,3 +163,9 @@ class TranscriptFile:
         finally:
             with _claims_lock:
                 _claimed.pop(key, None)
+
+    def __del__(self) -> None:
+        try:
+            self.close()  # a claim dropped without close() does not keep its file claimed
+        except Exception:
+            pass

@@ -23,7 +23,7 @@ import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model
 from interpreters import ScriptedModel, agent_loop, aio, resume_suspended
-from interpreters.replay import replay
+from interpreters.replay import aresume, replay, resume
 from interpreters.transcript import TranscriptBusy, TranscriptRecorder
 
 from clocks import clock
@@ -102,6 +102,23 @@ def test_a_second_recorder_while_a_run_is_open_is_refused_and_destroys_nothing(t
     assert again.result()[-1].text == "x" and replay(path).messages[-1].text == "x"
 
 
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_one_file_under_two_names_is_one_transcript(tmp_path: Path, link: str) -> None:
+    path, alias = tmp_path / "run.jsonl", tmp_path / "alias.jsonl"
+    path.write_bytes(b"")
+    alias.symlink_to(path) if link == "symlink" else alias.hardlink_to(path)
+    ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    first = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["one two three"], chunk_size=3),
+                       journal=TranscriptRecorder(path, ctx, cfg), clock=clock)
+    next(first)
+    second = agent_loop("hi", ctx, cfg, stream_fn=ScriptedModel(["x"]), journal=TranscriptRecorder(alias, ctx, cfg))
+    with pytest.raises(TranscriptBusy) as info:
+        next(second)
+    assert str(info.value) == busy_in_process(alias, threading.current_thread().name)
+    assert first.result()[-1].text == "one two three"
+    assert replay(path).messages[-1].text == "one two three"
+
+
 def test_a_closed_stream_lets_go_of_its_transcript(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
@@ -171,6 +188,10 @@ def test_a_recorder_in_another_process_keeps_its_file_while_the_transcript_is_re
         with pytest.raises(TranscriptBusy) as info:
             flavour.run(once.PROMPT, context, config, model, clock=clock,
                         journal=TranscriptRecorder(path, context, config))
+        assert str(info.value) == busy_elsewhere(path)
+        start = resume if not flavour.is_async else aresume
+        with pytest.raises(TranscriptBusy) as info:  # nor does a crash resume go on with a run still recorded
+            flavour.collect(lambda: start(path, config, context.tools, stream_fn=model, clock=clock))
         assert str(info.value) == busy_elsewhere(path)
         assert path.read_bytes() == before
     finally:

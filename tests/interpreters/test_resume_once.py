@@ -290,3 +290,43 @@ def test_a_tool_run_again_by_a_crash_resume_gets_the_same_call_id(flavour: Flavo
     assert messages[-1].text == "Done: deleted old.log"
     assert once.executions(markers) == ["c1", "c1"]  # run again (at least once), with the same id
     assert replay(cut).messages == messages
+
+
+def test_two_crash_resumes_of_one_transcript_run_the_cut_tool_once(flavour: Flavour, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash ``resume`` claims the transcript before it reads it too: a second one, even one
+    that read the file before the first one ended, never runs the cut tool again."""
+    from interpreters.transcript import TranscriptBusy
+
+    full, markers = tmp_path / "full.jsonl", tmp_path / "markers"
+    markers.mkdir()
+    context, config, model = once.setup(markers, approval=False)
+    flavour.run(once.PROMPT, context, config, model, clock=clock, journal=TranscriptRecorder(full, context, config))
+    asked = next(e.step for e in read_transcript(full) if any(x["type"] == "execute_tool" for x in e.effects_json))
+    start = resume if not flavour.is_async else aresume
+    for round_ in range(3):
+        cut = fork(full, asked, tmp_path / f"cut{round_}.jsonl")
+        read, go = threading.Event(), threading.Event()
+        pause_in_thread(monkeypatch, "slow", read, go)
+        outcomes: dict[str, Any] = {}
+
+        def attempt(name: str, cut: Path = cut) -> None:
+            try:
+                outcomes[name] = flavour.collect(lambda: start(cut, config, context.tools, stream_fn=model,
+                                                               clock=clock))[1]
+            except TranscriptBusy as exc:
+                outcomes[name] = exc
+
+        slow = threading.Thread(target=attempt, args=("slow",), name="slow", daemon=True)
+        slow.start()
+        assert read.wait(THREAD_TIMEOUT)
+        fast = threading.Thread(target=attempt, args=("fast",), name="fast", daemon=True)
+        fast.start()
+        fast.join(THREAD_TIMEOUT)
+        go.set()
+        slow.join(THREAD_TIMEOUT)
+        assert not slow.is_alive() and not fast.is_alive()
+        monkeypatch.undo()
+        assert len(once.executions(markers)) == 2 + round_, outcomes  # the original run's, and one per round
+        assert replay(cut).messages[-1].text == "Done: deleted old.log"
+        assert read_transcript(cut).resumed_from == (asked,)
