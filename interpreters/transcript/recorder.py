@@ -123,14 +123,14 @@ class TranscriptRecorder(Journal):
     and the hooks the header lists; the header's initial state (model, system prompt, tools) is
     the state the run starts from, which the run tells its journals (a resumed run's suspended
     state, say). The header is written on the first step, when the recorder also sees which
-    interpreter runs it. A recorder records one run: it claims its file (a second recorder on the
-    same file, in this process or another, is refused with ``TranscriptBusy`` and writes
-    nothing) and lets go of it, closed, when the run ends or suspends, or its stream is closed. ``flush="entry"``
-    writes each step as it happens, except the deltas of the block being streamed, which are
-    held and written as one line when the block ends (a crash loses only them, and ``resume``
-    asks for an interrupted reply again anyway); ``flush="turn"`` holds the lines of a turn and
-    writes them with one call at its end (a crash loses at most the current turn). ``fsync=True``
-    also forces each write to disk. ``secrets`` adds strings that must never be written.
+    interpreter runs it. A recorder records one run: it claims its file (a second recorder on
+    the same file, in this process or another, is refused with ``TranscriptBusy`` and writes
+    nothing) and lets go of it, closed, when the run ends or suspends, or its stream is closed.
+    ``flush="entry"`` writes each step as it happens, except the deltas of the block being
+    streamed, which are held and written as one line when the block ends (a crash loses only
+    them, and ``resume`` asks for an interrupted reply again anyway); ``flush="turn"`` holds the
+    lines of a turn and writes them with one call at its end (a crash loses at most the current
+    turn). ``fsync=True`` also forces each write to disk. ``secrets`` adds strings that must never be written.
     """
 
     def __init__(
