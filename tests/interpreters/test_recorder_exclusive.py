@@ -12,6 +12,8 @@ the run can be resumed into the same file at once.
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -24,7 +26,7 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model
 from interpreters import ScriptedModel, agent_loop, aio, resume_suspended
 from interpreters.replay import aresume, replay, resume
-from interpreters.transcript import TranscriptBusy, TranscriptRecorder
+from interpreters.transcript import TranscriptBusy, TranscriptFile, TranscriptRecorder
 
 from clocks import clock
 from flavours import Flavour
@@ -233,3 +235,36 @@ def test_recorders_in_processes_started_at_once_leave_one_whole_transcript(flavo
         assert len(once.executions(markers)) == len(ok)
         result = replay(path)  # the file holds one whole run
         assert result.finished and result.messages[-1].text == "Done: deleted old.log"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_sees_its_parents_transcript_as_another_processes(tmp_path: Path) -> None:
+    """A child forked while a transcript is claimed shares the parent's descriptor (and its
+    flock): the child's claim is refused as another process's, not as its own thread's."""
+    path = tmp_path / "run.jsonl"
+    claimed = TranscriptFile.claim(path, create=True)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit status only
+            code = 1
+            try:
+                TranscriptFile.claim(path, create=False)
+            except TranscriptBusy as exc:
+                code = 0 if str(exc) == busy_elsewhere(path) else 2
+            except BaseException:
+                code = 3
+            os._exit(code)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail("the forked child never ended")
+            time.sleep(0.01)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        claimed.close()
+    TranscriptFile.claim(path, create=False).close()  # released: free again

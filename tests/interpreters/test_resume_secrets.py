@@ -122,16 +122,23 @@ def plain_whoami() -> str:
     return f"the service saw key {KEY}"
 
 
-def keyed(quoting: Any) -> tuple[AgentContext, AgentLoopConfig, ScriptedModel]:
+async def async_key(provider: str) -> str:
+    return KEY
+
+
+def keyed(quoting: Any, get_api_key: Any = lambda provider: KEY) -> tuple[AgentContext, AgentLoopConfig,
+                                                                          ScriptedModel]:
     """A run whose tool ``quoting`` returns the key ``get_api_key`` gives (a shape no pattern knows)."""
     model = ScriptedModel(lambda ctx, n: "ok" if ctx.messages[-1].role == "toolResult"
                           else Reply(tool_calls=[ScriptedCall(quoting.name, {}, "w1")]), clock=clock)
-    config = AgentLoopConfig(model=Model(id="m", provider="xai"), get_api_key=lambda provider: KEY)
+    config = AgentLoopConfig(model=Model(id="m", provider="xai"), get_api_key=get_api_key)
     return AgentContext("", (), [quoting]), config, model
 
 
-def test_a_key_quoted_by_the_approved_tool_is_never_written(flavour: Flavour, tmp_path: Path) -> None:
-    context, config, model = keyed(whoami)
+@pytest.mark.parametrize("get_api_key", [lambda provider: KEY, async_key], ids=["def", "async-def"])
+def test_a_key_quoted_by_the_approved_tool_is_never_written(flavour: Flavour, tmp_path: Path,
+                                                           get_api_key: Any) -> None:
+    context, config, model = keyed(whoami, get_api_key)
     path, other = tmp_path / "run.jsonl", tmp_path / "resumed.jsonl"
     _, _, suspension = flavour.start_suspending("Who am I?", context, config, model, clock=clock,
                                                 journal=TranscriptRecorder(path, context, config))
