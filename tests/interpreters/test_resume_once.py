@@ -151,7 +151,8 @@ def test_resumes_of_one_suspension_at_once_in_threads_give_one_resumed_run(flavo
         refused = [o for o in outcomes if isinstance(o, AlreadyResumed)]
         assert done == ["Done: deleted old.log"] and len(refused) == attempts - 1, outcomes
         for exc in refused:
-            assert str(exc).startswith(f"{path}: ") and "a suspension is resumed at most once per transcript" in str(exc)
+            text = str(exc)
+            assert text.startswith(f"{path}: ") and "a suspension is resumed at most once per transcript" in text
         assert once.executions(markers) == ["c1"]
         assert resumed_runs(path) == 1 and replay(path).finished
 

@@ -109,7 +109,8 @@ def test_a_transcript_of_another_run_is_not_continued(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError, match="this suspension \\(step \\d+\\) was already resumed at step \\d+ "):
         continue_transcript(a, s1, config)  # resumed into it already: the file went on with another suspension
     c = tmp_path / "c.jsonl"
-    SYNC.start_suspending(agent.PROMPT, context, config, model, clock=clock, journal=TranscriptRecorder(c, context, config))
+    SYNC.start_suspending(agent.PROMPT, context, config, model, clock=clock,
+                          journal=TranscriptRecorder(c, context, config))
     with pytest.raises(TranscriptError, match="suspended on other tool calls \\(c2, c3\\): not this suspension"):
         continue_transcript(c, s2, config)
     everything = {**FIRST, **SECOND}
