@@ -60,6 +60,7 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
+    with_config_model,
     with_transcript,
     hook_call,
     prompt_messages,
@@ -618,12 +619,13 @@ def resume_suspended(
     transcript: str | os.PathLike[str] | None = None,
 ) -> AgentEventStream:
     """Go on with a suspended run (asyncio): :func:`interpreters.resume_suspended`, with an
-    async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once."""
+    async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once;
+    with ``transcript``, a suspension resumed into it already raises ``AlreadyResumed``."""
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
-    state = suspended_state(suspension, config, "resume_suspended")
+    state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
-    journal = with_transcript(journal, transcript, suspension, config)
-    return AgentEventStream(AsyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
+    return AgentEventStream(with_transcript(journal, transcript, suspension, config, lambda journals: AsyncRun(
+        state, context.tools, config, first, signal, stream_fn, journals, clock)))
 
 
 async def _drain(stream: AgentEventStream, emit: Callable[..., Any]) -> list[AgentMessage]:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections import deque
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from pyrsistent import PVector, pvector
 
@@ -125,7 +125,7 @@ from agentcore.state import Suspended, llm_view
 from agentcore.texts import STREAM_ENDED_TEXT, suspension_version_text
 
 from .clock import now_ms
-from .secrets import environment_key
+from .secrets import REDACTED, environment_key
 from .signal import AbortSignal
 
 __all__ = [
@@ -138,6 +138,7 @@ __all__ = [
     "HookCall",
     "InterpreterError",
     "Journal",
+    "KeyLookup",
     "Journals",
     "ModelCall",
     "Returned",
@@ -148,6 +149,7 @@ __all__ = [
     "check_run_arguments",
     "resumed_input",
     "suspended_state",
+    "with_config_model",
     "with_transcript",
     "deliver",
     "is_message",
@@ -191,8 +193,17 @@ class Journal(abc.ABC):
         return nullcontext()
 
     def flush(self) -> None:
-        """The run's event stream closed (at the run's end, or abandoned before it): write what
-        is held back."""
+        """Write what is held back (the run's event stream closed: see :meth:`run_closed`)."""
+
+    def run_started(self, state: LoopState) -> None:
+        """The run starts from ``state``, before its first step (a resumed run: its suspended
+        state). A journal that cannot observe this run (a recorder that recorded one already)
+        raises here, before anything runs."""
+
+    def run_closed(self) -> None:
+        """The run's event stream closed (at the run's end, or abandoned before it): the run
+        goes no further. Calls :meth:`flush`; the transcript recorder also closes its file."""
+        self.flush()
 
     def add_secrets(self, values: Sequence[str]) -> None:
         """API keys the run resolved (``get_api_key``'s answer, the provider's environment
@@ -231,6 +242,8 @@ class Driver:
         self.fed = False
         self.journals = observers(journal)
         self.clock = clock
+        for observer in self.journals:
+            observer.run_started(state)
 
     @property
     def ended(self) -> bool:
@@ -272,6 +285,15 @@ abort fed."""
 
 END: Final = object()
 """What a runner gives :meth:`ModelCall.received` when the stream has no more events."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLookup:
+    """Not an effect of the core: what :meth:`Run.effects` gives a runner, as a hook to carry
+    out, when a resumed run asks ``get_api_key`` for ``provider``'s key before its first step
+    (:attr:`Run.keys_first`). Its answer is told to the journals; nothing is fed to the core."""
+
+    provider: str
 
 
 class AnswerOrder:
@@ -338,6 +360,7 @@ class Run:
             out = transition(state, first)
             if type(out) is Rejection:
                 raise ValueError(out.reason)
+        self.driver = Driver(state, journal, clock)  # (its journals may refuse the run: before anything is set up)
         self.config = config
         # The run's own signal: it follows the caller's, and also fires when the run is closed
         # before its end, so that tools and streams still running are told to stop.
@@ -348,7 +371,6 @@ class Run:
         self.stream_fn = stream_fn if stream_fn is not None else self.default_stream_fn()
         self.registry = tool_registry(tools)
         self.clock = clock
-        self.driver = Driver(state, journal, clock)
         self.first = first
         self.order = order if order is not None else AS_THEY_ARRIVE
         self.pending: deque[Effect] = deque(outstanding)
@@ -360,6 +382,10 @@ class Run:
         self.finished = self.driver.ended or suspended
         self.fatal: BaseException | None = None
         self.secrets_told: set[str] = set()
+        self.keys_first = not self.finished and (type(first) is Resumed or (first is None and bool(outstanding)))
+        """A resumed run (decisions, or effects left outstanding by a crash) asks ``get_api_key``
+        before its first step: its first lines (a tool's result) come before its first model
+        call, and must already be scrubbed of the key."""
         self.messages: tuple[AgentMessage, ...] = tuple(state.new_messages) if self.finished else ()
         self.suspension: Suspension | None = (
             Suspension(state, state.phase.pending) if suspended and isinstance(state.phase, Suspended) else None)
@@ -397,7 +423,7 @@ class Run:
             deadline.unlink()
         self.deadlines.clear()
         for journal in self.driver.journals:
-            journal.flush()
+            journal.run_closed()
 
     @property
     def ended(self) -> bool:
@@ -409,6 +435,11 @@ class Run:
         """What the runner carries out, in order: an ``Emit``, a ``CallLlm``, an ``ExecuteTool``,
         a hook effect, or :data:`WAIT` (wait for an answer). ``RunEnded`` and ``CancelLlm`` are
         taken here; after the end, a fatal failure of user code is raised."""
+        provider = self.driver.state.run.model.provider
+        if self.keys_first and self.config.get_api_key is not None:
+            yield KeyLookup(provider)  # carried out as a hook; the journals are told the key
+        else:
+            self.keys_used(provider, self.config.api_key)
         if self.first is not None:
             self.feed(self.first)
         pending = self.pending
@@ -500,10 +531,14 @@ class Run:
 
     # -- hooks and the API key
 
-    def hook_returned(self, effect: Effect, call: HookCall, returned: Returned | None) -> None:
+    def hook_returned(self, effect: Effect | KeyLookup, call: HookCall, returned: Returned | None) -> None:
         """Feed what the hook of ``effect`` gave: its answer, or ``HookFailed``; the abort when
         the run was aborted first (``None``) or the hook raised a fatal exception (the run stops
-        as aborted, then the exception goes on)."""
+        as aborted, then the exception goes on). A :class:`KeyLookup` feeds nothing: the key
+        ``get_api_key`` gave is told to the journals."""
+        if type(effect) is KeyLookup:
+            self.key_looked_up(effect, returned)
+            return
         if returned is not None and isinstance(returned.error, FATAL):
             self.stop_for(returned.error)
             returned = None
@@ -515,6 +550,18 @@ class Run:
         except BaseException as exc:
             answer = HookFailed(getattr(effect, "id"), self.failed(exc), self.clock())
         self.feed(answer)
+
+    def key_looked_up(self, lookup: KeyLookup, returned: Returned | None) -> None:
+        """What ``get_api_key`` gave at a resumed run's start: the journals are told the key
+        (the config's ``api_key`` when it gave none). What it raised is left to the first model
+        call, which asks again and reports it; a fatal exception stops the run."""
+        key = self.config.api_key
+        if returned is not None:
+            if isinstance(returned.error, FATAL):
+                self.stop_for(returned.error)
+            elif returned.error is None and isinstance(returned.value, str) and returned.value:
+                key = returned.value
+        self.keys_used(lookup.provider, key)
 
     def key_call(self, effect: CallLlm) -> HookCall | None:
         """``get_api_key`` for ``effect``, called like a hook (``None``: the config has none)."""
@@ -1131,9 +1178,12 @@ def _hook(name: str, fn: Any, args: tuple[Any, ...], answer: Callable[[Any, int]
 
 
 def hook_call(
-    effect: Effect, config: AgentLoopConfig, registry: dict[str, AgentTool], signal: Any
+    effect: Effect | KeyLookup, config: AgentLoopConfig, registry: dict[str, AgentTool], signal: Any
 ) -> HookCall:
-    """The call that carries out a hook effect (everything but model calls and tool runs)."""
+    """The call that carries out a hook effect (everything but model calls and tool runs), or a
+    :class:`KeyLookup`."""
+    if type(effect) is KeyLookup:
+        return _hook("get_api_key", config.get_api_key, (effect.provider,), _no_answer, signal)
     if isinstance(effect, PollSteering):
         eid = effect.id
         return _hook("get_steering_messages", config.get_steering_messages, (),
@@ -1262,15 +1312,44 @@ def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopSt
     return replace(state, run=replace(run, **changes)) if changes else state
 
 
-def with_transcript(journal: Journals, transcript: Any, suspension: Suspension,
-                    config: AgentLoopConfig) -> Journals:
-    """``journal=`` of a resumed run, and the recorder that continues ``transcript`` (a path,
-    or ``None``: none)."""
+def with_config_model(state: LoopState, config: AgentLoopConfig, fn: str) -> LoopState:
+    """``state`` going on with ``config.model`` (as a crash ``resume`` does): a suspension
+    read back from its transcript holds the recorded model, whose secret headers were written
+    as the redaction marker. A model or config header, or an API key, that *is* the marker
+    (copied from a transcript) is refused with ``ValueError``: the marker is never sent."""
+    model = config.model
+    for whose, headers in (("the model's", model.headers), ("the config's", config.headers)):
+        for name, value in (headers or {}).items():
+            if isinstance(value, str) and REDACTED in value:
+                raise ValueError(f"{fn}(): {whose} header {name!r} is {value!r}, the text a transcript writes "
+                                 "instead of a secret: give the config's model with its real headers")
+    if config.api_key is not None and REDACTED in config.api_key:
+        raise ValueError(f"{fn}(): the config's api_key is {config.api_key!r}, the text a transcript writes "
+                         "instead of a secret: give the real key")
+    if state.run.model == model:
+        return state
+    return replace(state, run=replace(state.run, model=model))
+
+
+_R = TypeVar("_R")
+
+
+def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, config: AgentLoopConfig,
+                    start: Callable[[Journals], _R]) -> _R:
+    """``start(journals)``: the run of a resumed suspension, given ``journal=`` and the recorder
+    that continues ``transcript`` (a path, or ``None``: none). That recorder claims the file
+    before it reads it (:func:`interpreters.resuming.continue_transcript`: a suspension is
+    resumed at most once per transcript), and lets go of it if the run cannot start."""
     if transcript is None:
-        return journal
+        return start(journal)
     from .resuming import continue_transcript  # built on the runners: imported when used
 
-    return (*observers(journal), continue_transcript(transcript, suspension, config))
+    recorder = continue_transcript(transcript, suspension, config)
+    try:
+        return start((*observers(journal), recorder))
+    except BaseException:
+        recorder.close()
+        raise
 
 
 def resumed_input(decisions: Any, suspension: Suspension, clock: Callable[[], int], fn: str) -> Resumed:

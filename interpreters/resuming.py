@@ -20,6 +20,11 @@ A run that *suspended* (it waits for decisions on tool calls) is not resumed fro
 the recorder that goes on writing the transcript that recorded the suspension (what
 ``resume_suspended(..., transcript=path)`` records with), so that one file holds the whole run.
 :func:`resume` of such a transcript gives a stream with no events whose ``suspension`` is set.
+
+Both claim the transcript before they read it (:mod:`interpreters.transcript.writer`) and read
+it through the claim, so that what they append follows exactly what they checked: a suspension
+is resumed at most once per transcript (:class:`AlreadyResumed` for every later attempt, in any
+thread or process), and a crash resume never appends to a run another writer still records.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from returns.result import Failure
@@ -35,6 +41,9 @@ from returns.result import Failure
 from agentcore.records import replace
 from agentcore import (
     AgentLoopConfig,
+    Approve,
+    Deny,
+    Resumed,
     CallLlm,
     CancelLlm,
     DoneEvent,
@@ -53,6 +62,7 @@ from agentcore.state import Finished, Suspended
 from agentcore import Suspension
 
 from .clock import now_ms
+from .driver import with_config_model
 from .replay import Comparator, Divergence, ReplayDivergence, ReplayOptions, step_recorded
 from .secrets import REDACTED
 from .signal import AbortSignal
@@ -60,13 +70,23 @@ from .transcript import (
     EffectEncoder,
     FlushMode,
     Transcript,
+    TranscriptBusy,
     TranscriptError,
+    TranscriptFile,
     TranscriptRecorder,
     compact_json,
+    parse_transcript,
     read_transcript,
 )
 
-__all__ = ["aresume", "continue_transcript", "resume"]
+__all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume"]
+
+
+class AlreadyResumed(TranscriptError):
+    """A suspension is resumed at most once per transcript: the transcript records that this
+    suspension was resumed already (the message names the step it was resumed at, and the
+    decisions it got), or another writer holds the file (a resume of it going on). Nothing was
+    run or written: the suspension's tools run in the one resumed run."""
 
 
 @dataclass(slots=True)
@@ -76,6 +96,8 @@ class _Plan:
     base_step: int
     encoder: EffectEncoder
     finished: bool
+    suspended_at: list[tuple[int, LoopState]]
+    """(index of the entry, the state after it) of each step at which the run suspended."""
 
 
 def _answered(inp: Input) -> int | None:
@@ -95,6 +117,7 @@ def _plan(t: Transcript) -> _Plan:
     cmp = Comparator(t, ReplayOptions())
     open_: dict[int, tuple[Effect, int]] = {}
     llm_snapshots: dict[int, tuple[LoopState, EffectEncoder]] = {}
+    suspended_at: list[tuple[int, LoopState]] = []
     for index, entry in enumerate(t.entries):
         result = step_recorded(state, entry)
         if isinstance(result, Failure):
@@ -110,42 +133,92 @@ def _plan(t: Transcript) -> _Plan:
         for e in effects:
             if type(e) is CancelLlm:
                 open_.pop(e.id, None)
-            elif type(e) is not Emit and type(e) is not RunEnded and type(e) is not RunSuspended:
+            elif type(e) is RunSuspended:
+                suspended_at.append((index, state))
+            elif type(e) is not Emit and type(e) is not RunEnded:
                 open_[e.id] = (e, index)  # type: ignore[union-attr]
                 if type(e) is CallLlm:
                     llm_snapshots[index] = (state, cmp.encoder.copy())
     if isinstance(state.phase, (Finished, Suspended)):  # a suspended run waits for resume_suspended
-        return _Plan(state, [], t.steps, cmp.encoder, True)
+        return _Plan(state, [], t.steps, cmp.encoder, True, suspended_at)
     if not open_:
         raise TranscriptError(f"line {t.entries[-1].line}: cannot tell what the run was waiting for")
     for effect, index in open_.values():
         if type(effect) is CallLlm:
             # The stream was cut: discard its events and ask again from the state before them.
             state, encoder = llm_snapshots[index]
-            return _Plan(state, [effect], index + 1, encoder, False)
-    return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False)
+            return _Plan(state, [effect], index + 1, encoder, False, suspended_at)
+    return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False, suspended_at)
+
+
+def _decided(decision: Any) -> str:
+    if type(decision) is Approve:
+        return "approved" if decision.arguments is None else "approved with edited arguments"
+    if type(decision) is Deny:
+        return "denied"
+    return "given its result"
+
+
+def _resumed_text(path: str | os.PathLike[str], t: Transcript, plan: _Plan, suspension: Suspension) -> str | None:
+    """Why ``suspension`` cannot be resumed into ``t``: it records that it was resumed already
+    (``None``: it does not)."""
+    for index, state in plan.suspended_at:
+        if index + 1 < len(t.entries) and suspension.is_at(state):
+            after = t.entries[index + 1]
+            if type(after.input) is not Resumed:
+                continue
+            decided = ", ".join(f"{call_id} {_decided(d)}" for call_id, d in after.input.decisions)
+            return (f"{path}: this suspension (step {t.entries[index].step}) was already resumed at step "
+                    f"{after.step} ({decided}); a suspension is resumed at most once per transcript")
+    return None
+
+
+def _claim(path: str | os.PathLike[str]) -> tuple[TranscriptFile, Transcript]:
+    """Claim the transcript at ``path`` (no other writer goes on with it), then read it through
+    the claim: what is appended to is what was read."""
+    claimed = TranscriptFile.claim(path, create=False)
+    try:
+        return claimed, parse_transcript(claimed.read(), Path(path))
+    except BaseException:
+        claimed.close()
+        raise
 
 
 def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets: Sequence[str],
-                  flush: FlushMode, fsync: bool) -> tuple[_Plan, TranscriptRecorder | None]:
-    t = read_transcript(path)
-    plan = _plan(t)
-    if plan.finished:
-        return plan, None
-    # Live from here, with the config's model: the transcript's has its secret headers redacted.
-    model = config.model
-    plan.state = replace(plan.state, run=replace(plan.state.run, model=model))
-    plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
-    scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in compact_json(to_json(e, partials=False))})
-    if scrubbed:
-        warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted ({', '.join(scrubbed)}): "
-                      f"it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
-    if t.torn:
-        os.truncate(path, t.size)  # drop the torn line before appending
-    marker = {"resumed_from_step": plan.base_step, "at": now_ms()}
-    recorder = TranscriptRecorder.appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
-                                             marker=marker, version=t.version, flush=flush, fsync=fsync,
-                                             secrets=secrets)
+                  flush: FlushMode, fsync: bool, fn: str) -> tuple[_Plan, TranscriptRecorder | None]:
+    try:
+        claimed, t = _claim(path)
+    except TranscriptBusy as busy:
+        # Another writer holds it: a run that is over (finished, or suspended) is only read.
+        try:
+            over = _plan(read_transcript(path))
+        except Exception:
+            raise busy from None
+        if over.finished:
+            return over, None
+        raise
+    try:
+        plan = _plan(t)
+        if plan.finished:
+            claimed.close()
+            return plan, None
+        # Live from here, with the config's model: the transcript's has its secret headers redacted.
+        plan.state = with_config_model(plan.state, config, fn)
+        model = plan.state.run.model
+        plan.outstanding = [replace(e, model=model) if type(e) is CallLlm else e for e in plan.outstanding]
+        scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in compact_json(to_json(e, partials=False))})
+        if scrubbed:
+            warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted "
+                          f"({', '.join(scrubbed)}): it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
+        if t.torn:
+            claimed.truncate(t.size)  # drop the torn line before appending
+        marker = {"resumed_from_step": plan.base_step, "at": now_ms()}
+        recorder = TranscriptRecorder.appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
+                                                 marker=marker, version=t.version, flush=flush, fsync=fsync,
+                                                 secrets=secrets, claimed=claimed)
+    except BaseException:
+        claimed.close()
+        raise
     return plan, recorder
 
 
@@ -161,26 +234,59 @@ def continue_transcript(
     """The recorder that records the resumed run of ``suspension`` at the end of ``path``, the
     transcript that recorded the run up to its suspension.
 
-    The transcript is replayed strictly first (any divergence stops it), and must end with this
-    suspension (``TranscriptError`` otherwise: say another run's file). The resumed run's steps
-    follow the suspended step, after a ``{"resumed_suspension": <step>, "at": ...}`` line
-    (readers skip it): a strict replay of the file replays the suspension and the resumed run as
-    one run.
+    A suspension is resumed at most once per transcript. The recorder claims the file first (no
+    other writer, in this process or another, goes on with it meanwhile: see
+    :mod:`interpreters.transcript.writer`), then reads it through the claim and replays it
+    strictly (any divergence stops it). If the transcript records that this suspension was
+    resumed already, or another writer holds it (a resume of it going on), it raises
+    :class:`AlreadyResumed`, naming the step the suspension was resumed at; if it does not end
+    with this suspension, ``TranscriptError`` (say, another run's file). Nothing is written
+    then. The resumed run's steps follow the suspended step, after a
+    ``{"resumed_suspension": <step>, "at": ...}`` line (readers skip it): a strict replay of
+    the file replays the suspension and the resumed run as one run.
     """
-    t = read_transcript(path)
-    plan = _plan(t)
-    state = plan.state
-    if not isinstance(state.phase, Suspended):
-        raise TranscriptError(f"{path}: the run it records is not suspended (phase {state.phase.name}): "
-                              "there is nothing to resume into it")
-    difference = suspension.difference(state, "the transcript")  # in JSON form, as the transcript holds it
-    if difference is not None:
-        raise TranscriptError(f"{path}: the run it records {difference}: not this suspension")
-    if t.torn:
-        os.truncate(path, t.size)
-    marker = {"resumed_suspension": t.steps, "at": now_ms()}
-    return TranscriptRecorder.appending(path, config, base_step=t.steps, encoder=plan.encoder, marker=marker,
-                                        version=t.version, flush=flush, fsync=fsync, secrets=secrets)
+    try:
+        claimed, t = _claim(path)
+    except TranscriptBusy as busy:
+        raise AlreadyResumed(_busy_text(path, suspension, busy)) from busy
+    try:
+        plan = _plan(t)
+        state = plan.state
+        resumed = _resumed_text(path, t, plan, suspension)
+        if resumed is not None:
+            raise AlreadyResumed(resumed)
+        if not isinstance(state.phase, Suspended):
+            raise TranscriptError(f"{path}: the run it records is not suspended (phase {state.phase.name}): "
+                                  "there is nothing to resume into it")
+        difference = suspension.difference(state, "the transcript")  # in JSON form, as the transcript holds it
+        if difference is not None:
+            raise TranscriptError(f"{path}: the run it records {difference}: not this suspension")
+        if t.torn:
+            claimed.truncate(t.size)
+        marker = {"resumed_suspension": t.steps, "at": now_ms()}
+        return TranscriptRecorder.appending(path, config, base_step=t.steps, encoder=plan.encoder, marker=marker,
+                                            version=t.version, flush=flush, fsync=fsync, secrets=secrets,
+                                            claimed=claimed)
+    except BaseException:
+        claimed.close()
+        raise
+
+
+def _busy_text(path: str | os.PathLike[str], suspension: Suspension, busy: TranscriptBusy) -> str:
+    """Why ``suspension`` cannot be resumed into ``path``, which another writer holds: read as
+    it stands, the file may already say where that writer resumed it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a line being written reads as torn
+            t = read_transcript(path)
+            found = _resumed_text(path, t, _plan(t), suspension)
+    except Exception:
+        found = None
+    if found is not None:
+        return f"{found} (by {busy.writer}, still writing it)"
+    return (f"{path}: {busy.writer} is writing this transcript (a resume of this suspension, or its run still "
+            "being recorded); a suspension is resumed at most once per transcript: read the transcript once that "
+            "writer is done")
 
 
 def resume(
@@ -205,7 +311,7 @@ def resume(
     """
     from .sync import AgentEventStream, SyncRun
 
-    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync, "resume")
     return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
                                     outstanding=plan.outstanding))
 
@@ -225,6 +331,6 @@ def aresume(
     """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
     from .aio import AgentEventStream, AsyncRun
 
-    plan, recorder = _start_resume(path, config, secrets, flush, fsync)
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync, "aresume")
     return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
                                      outstanding=plan.outstanding))

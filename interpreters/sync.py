@@ -61,6 +61,7 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
+    with_config_model,
     with_transcript,
     deliver,
     hook_call,
@@ -490,10 +491,14 @@ def resume_suspended(
     before and after the suspension.
 
     ``context`` gives the tools (their implementations; the conversation is the suspension's)
-    and ``config`` the hooks, budgets and model options in force from here. Missing, unknown or
-    wrong-kind decisions raise ``ValueError`` naming the ids, before anything runs.
+    and ``config`` the model and its headers (the suspension's are not used: read back from a
+    transcript they are redacted), hooks, budgets and model options in force from here. Missing,
+    unknown or wrong-kind decisions raise ``ValueError`` naming the ids, before anything runs.
     ``transcript`` (the path of the transcript that recorded the run up to its suspension) goes
-    on recording the run at its end (:func:`interpreters.resuming.continue_transcript`).
+    on recording the run at its end (:func:`interpreters.resuming.continue_transcript`): a
+    suspension is resumed at most once per transcript, a second resume of it raises
+    ``AlreadyResumed`` before anything runs. Each tool gets its call's id, the same as in the
+    run that suspended: its idempotency key (``docs/approvals.md``).
 
     >>> from agentcore import AgentContext, AgentLoopConfig, Model, Approve
     >>> from interpreters import ScriptedModel, agent_loop, tool
@@ -512,10 +517,10 @@ def resume_suspended(
     ['user', 'assistant', 'toolResult', 'assistant']
     """
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
-    state = suspended_state(suspension, config, "resume_suspended")
+    state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
-    journal = with_transcript(journal, transcript, suspension, config)
-    return AgentEventStream(SyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
+    return AgentEventStream(with_transcript(journal, transcript, suspension, config, lambda journals: SyncRun(
+        state, context.tools, config, first, signal, stream_fn, journals, clock)))
 
 
 def _check_emit(emit: Any, fn: str) -> None:

@@ -12,9 +12,11 @@ compatibility promise, in ``docs/transcript-format.md``. The package is split by
 - :mod:`~interpreters.transcript.recorder`: :class:`TranscriptRecorder`, the journal that writes
   a run's transcript (give it to any interpreter as ``journal=``), scrubbed of secrets;
 - :mod:`~interpreters.transcript.read`: :func:`read_transcript`, which checks every line, drops
-  a torn last one with a warning and expands runs of deltas.
+  a torn last one with a warning and expands runs of deltas;
+- :mod:`~interpreters.transcript.writer`: :class:`TranscriptFile`, a file claimed by one writer
+  (a second one, in this process or another, gets :class:`TranscriptBusy`).
 
-Every public name of the four modules is importable from here.
+Every public name of the five modules is importable from here.
 """
 
 from .encode import EffectEncoder, Memo, encode_input
@@ -33,6 +35,7 @@ from .format import (
 )
 from .read import Entry, SeqDelta, Transcript, decode_state, expand, parse_transcript, read_transcript
 from .recorder import TranscriptRecorder, record_to
+from .writer import TranscriptBusy, TranscriptFile
 
 __all__ = [
     "DIGESTS_VERSION",
@@ -45,7 +48,9 @@ __all__ = [
     "READABLE_VERSIONS",
     "SeqDelta",
     "Transcript",
+    "TranscriptBusy",
     "TranscriptError",
+    "TranscriptFile",
     "TranscriptRecorder",
     "VERSION",
     "compact_json",

@@ -5,8 +5,10 @@ interpreter as ``journal=``. Every line is written whole, with one ``write`` cal
 complete line including its ``"\\n"``: a line without its newline is a torn write from a crash,
 which the reader drops with a warning. Consecutive deltas of one content block are held and
 written as one ``deltas`` line (a "run") when the block ends, scrubbed as one text. Every line
-is scrubbed of the run's secrets before it is written (:mod:`interpreters.secrets`); the file
-is locked against a second writer.
+is scrubbed of the run's secrets before it is written (:mod:`interpreters.secrets`). A recorder
+records one run: it claims its file against any other writer when it writes its first line
+(:mod:`~interpreters.transcript.writer`) and lets go of it when the run ends or suspends, or
+its event stream is closed.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from agentcore import (
 )
 from agentcore.codec import encode_bytes, prepared
 from agentcore.config import hooks_set
-from agentcore.effects import Emit, RunEnded
+from agentcore.effects import Emit, RunEnded, RunSuspended
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
 from agentcore.inputs import StreamEventReceived
 from agentcore.stream import PartialAssistantMessage, StartEvent
@@ -40,6 +42,7 @@ from ..clock import now_ms
 from ..driver import Journal
 from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
+from .writer import TranscriptFile
 from .format import (
     DELTA_LINE,
     DELTAS,
@@ -116,14 +119,18 @@ class TranscriptRecorder(Journal):
     >>> read_transcript(path).steps > 0
     True
 
-    ``context`` and ``config`` must be the ones given to the run: they give the header (model,
-    system prompt, tools, hooks, initial state) and the secrets to scrub. The header is written on
-    the first step, when the recorder also sees which interpreter runs it. ``flush="entry"``
-    writes each step as it happens, except the deltas of the block being streamed, which are
-    held and written as one line when the block ends (a crash loses only them, and ``resume``
-    asks for an interrupted reply again anyway); ``flush="turn"`` holds the lines of a turn and
-    writes them with one call at its end (a crash loses at most the current turn). ``fsync=True``
-    also forces each write to disk. ``secrets`` adds strings that must never be written.
+    ``context`` and ``config`` must be the ones given to the run: they give the secrets to scrub
+    and the hooks the header lists; the header's initial state (model, system prompt, tools) is
+    the state the run starts from, which the run tells its journals (a resumed run's suspended
+    state, say). The header is written on the first step, when the recorder also sees which
+    interpreter runs it. A recorder records one run: it claims its file (a second recorder on
+    the same file, in this process or another, is refused with ``TranscriptBusy`` and writes
+    nothing) and lets go of it, closed, when the run ends or suspends, or its stream is closed.
+    ``flush="entry"`` writes each step as it happens, except the deltas of the block being
+    streamed, which are held and written as one line when the block ends (a crash loses only
+    them, and ``resume`` asks for an interrupted reply again anyway); ``flush="turn"`` holds the
+    lines of a turn and writes them with one call at its end (a crash loses at most the current
+    turn). ``fsync=True`` also forces each write to disk. ``secrets`` adds strings that must never be written.
     """
 
     def __init__(
@@ -153,6 +160,7 @@ class TranscriptRecorder(Journal):
         self._steps = 0
         self._state: LoopState | None = state
         self._config = config
+        self._writer: TranscriptFile | None = None
         self._file: Any = None
         self._buffer: list[str] = []
         self._offset = 0
@@ -160,6 +168,7 @@ class TranscriptRecorder(Journal):
         self._runs = True
         self._size = 0
         self._closed = False
+        self._used = False
         self._header: Any = None
         """The header of the partial the stream's events carry: a block event whose partial
         has another one records it (a stream function may change usage or ``response_id``
@@ -168,12 +177,15 @@ class TranscriptRecorder(Journal):
     @classmethod
     def appending(cls, path: str | os.PathLike[str], config: AgentLoopConfig | None, *, base_step: int,
                    encoder: EffectEncoder, marker: dict[str, Any], version: int = VERSION,
-                   flush: FlushMode = "entry", fsync: bool = False, secrets: Sequence[str] = ()) -> TranscriptRecorder:
+                   flush: FlushMode = "entry", fsync: bool = False, secrets: Sequence[str] = (),
+                   claimed: TranscriptFile | None = None) -> TranscriptRecorder:
         """A recorder that goes on writing an existing transcript after ``base_step`` (what
         :func:`interpreters.replay.resume` records with), in the transcript's own ``version`` (a
         version-1 file gets no ``deltas`` lines): it writes ``marker`` (the resume line) at once,
         and goes on with ``encoder``, the one that replayed the transcript's first ``base_step``
-        steps (it remembers the histories the next lines are written against)."""
+        steps (it remembers the histories the next lines are written against). ``claimed``: the
+        file, claimed already by the caller who read it (else it is claimed here), which the
+        recorder now owns."""
         self = cls.__new__(cls)
         self.path = Path(path)
         self.flush_mode = flush
@@ -185,7 +197,8 @@ class TranscriptRecorder(Journal):
         self._steps = base_step
         self._state = None
         self._config = config
-        self._file = _locked(self.path, truncate=False)
+        self._writer = claimed if claimed is not None else TranscriptFile.claim(self.path, create=False)
+        self._file = self._writer.file
         self._file.seek(0, os.SEEK_END)
         self._buffer = []
         self._offset = base_step
@@ -194,6 +207,7 @@ class TranscriptRecorder(Journal):
         self._runs = version >= 2
         self._size = os.fstat(self._file.fileno()).st_size
         self._closed = False
+        self._used = False
         self._write(encode_bytes(marker).decode("utf-8") + "\n", now=True)
         return self
 
@@ -216,6 +230,7 @@ class TranscriptRecorder(Journal):
                     return
         if self._closed:
             raise ValueError(f"{self.path}: the recorder is closed (a run recorded after close())")
+        self._used = True
         header = None
         if type(input) is StreamEventReceived:
             partial = getattr(input.event, "partial", None)
@@ -246,13 +261,33 @@ class TranscriptRecorder(Journal):
         line = self.encoder.line(n, input, effects, header)
         if hinted(line) or self._holds_secret(line):
             line = scrub_json(line, self.secrets)
-        end_of_turn = False
-        if self.flush_mode == "turn":
-            for e in effects:
-                if type(e) is RunEnded or (type(e) is Emit and type(e.event) is TurnEndEvent):
-                    end_of_turn = True
-                    break
-        self._put(held + line, now=end_of_turn)
+        end_of_turn = end_of_run = False
+        for e in effects:
+            kind = type(e)
+            if kind is RunEnded or kind is RunSuspended:
+                end_of_run = True
+            elif kind is Emit and type(e.event) is TurnEndEvent:  # type: ignore[union-attr]
+                end_of_turn = True
+        self._put(held + line, now=end_of_turn or end_of_run)
+        if end_of_run:  # the run's last step: the file is free for the next writer (a resume)
+            self.close()
+
+    def run_started(self, state: LoopState) -> None:
+        """The run starts from ``state``: the header's initial state (a resumed run starts from
+        its suspended state). A recorder records one run: one that recorded a run already is
+        refused (``ValueError``), before anything runs."""
+        if self._closed or self._used:
+            what = ("the recorder is closed: it recorded a run already, or close() was called" if self._closed
+                    else "this recorder recorded a run already")
+            raise ValueError(f"{self.path}: {what} (a recorder records one run): give this run a new recorder "
+                             "(a resumed run: transcript=path goes on in the same file)")
+        if self._state is not None:
+            self._state = state
+
+    def run_closed(self) -> None:
+        """The run's event stream closed (the run ended, or was abandoned): write what is held
+        back and close the file, so that the transcript is free for the next writer."""
+        self.close()
 
     def add_secrets(self, values: Sequence[str]) -> None:
         """Never write these either (the interpreter reports each API key a run resolves:
@@ -317,7 +352,9 @@ class TranscriptRecorder(Journal):
         assert self._state is not None
         interpreter = self.interpreter or _which_interpreter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = _locked(self.path, truncate=True)
+        writer = TranscriptFile.claim(self.path, create=True)  # before anything is truncated
+        writer.truncate(0)
+        self._writer, self._file = writer, writer.file
         header = _header(self._state, self._config, interpreter, now_ms())
         self._write(encode_bytes(header).decode("utf-8") + "\n", now=True)
 
@@ -364,11 +401,13 @@ class TranscriptRecorder(Journal):
 
     def close(self) -> None:
         """Write what is held back and close the file (recording after this is an error)."""
-        self.flush()
-        self._closed = True
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            writer, self._writer, self._file = self._writer, None, None
+            if writer is not None:
+                writer.close()
 
     def __enter__(self) -> TranscriptRecorder:
         return self
@@ -394,32 +433,6 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text).encode("utf-8")
-
-
-def _locked(path: Path, *, truncate: bool) -> Any:
-    """The transcript file, opened for writing (unbuffered) with an exclusive lock, so that two
-    processes (workers, pytest-xdist) never write one file. A POSIX record lock: owned by the
-    process, so a resume in the process that left a run open still goes on. Checked before
-    anything is truncated or written; the lock goes with the process."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        try:
-            import fcntl
-        except ImportError:  # no advisory locks on this platform
-            pass
-        else:
-            try:
-                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                raise RuntimeError(
-                    f"{path}: another process is writing this transcript (a second worker, or "
-                    "pytest-xdist running the same test twice?); give each run its own path") from None
-        if truncate:
-            os.ftruncate(fd, 0)
-        return open(fd, "wb", buffering=0)
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def record_to(path: str | os.PathLike[str], context: AgentContext, config: AgentLoopConfig,

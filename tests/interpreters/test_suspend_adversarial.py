@@ -329,8 +329,8 @@ def test_resuming_a_transcript_twice_is_refused_with_a_clear_error(tmp_path: Pat
     _, _, suspension = SYNC.start_suspending("go", context(), config(), m, clock=clock,
                                              journal=TranscriptRecorder(path, context(), config()))
     SYNC.resume(suspension, {"r1": Approve()}, context(), config(), m, clock=clock, transcript=path)
-    with pytest.raises(TranscriptError, match="the run it records is not suspended \\(phase finished\\): there is "
-                                              "nothing to resume into it"):
+    with pytest.raises(TranscriptError, match="this suspension \\(step 7\\) was already resumed at step 8 \\(r1 "
+                                              "approved\\); a suspension is resumed at most once per transcript$"):
         SYNC.resume(suspension, {"r1": Approve()}, context(), config(), m, clock=clock, transcript=path)
 
 

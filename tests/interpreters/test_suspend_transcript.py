@@ -106,8 +106,13 @@ def test_a_transcript_of_another_run_is_not_continued(tmp_path: Path) -> None:
     _, _, s1 = SYNC.start_suspending(agent.PROMPT, context, config, model, clock=clock,
                                      journal=TranscriptRecorder(a, context, config))
     _, _, s2 = SYNC.resume(s1, FIRST, context, config, model, clock=clock, transcript=a)
-    with pytest.raises(TranscriptError, match="suspended on other tool calls \\(c4\\): not this suspension"):
-        continue_transcript(a, s1, config)
+    with pytest.raises(TranscriptError, match="this suspension \\(step \\d+\\) was already resumed at step \\d+ "):
+        continue_transcript(a, s1, config)  # resumed into it already: the file went on with another suspension
+    c = tmp_path / "c.jsonl"
+    SYNC.start_suspending(agent.PROMPT, context, config, model, clock=clock,
+                          journal=TranscriptRecorder(c, context, config))
+    with pytest.raises(TranscriptError, match="suspended on other tool calls \\(c2, c3\\): not this suspension"):
+        continue_transcript(c, s2, config)
     everything = {**FIRST, **SECOND}
     deciding = replace(config, decide_tool_call=lambda pending: everything[pending.tool_call_id])
     SYNC.run(agent.PROMPT, context, deciding, agent.setup()[2], journal=TranscriptRecorder(b, context, deciding))

@@ -666,17 +666,37 @@ def test_an_abandoned_stream_writes_what_the_recorder_held(tmp_path: Path) -> No
     assert lines(path)[-1]["deltas"]["text"] == ["he", "ll", "o ", "th"]
 
 
-def test_a_recorder_does_not_write_over_a_resume_of_its_run(tmp_path: Path) -> None:
+def test_a_run_left_open_keeps_its_transcript_from_a_resume_until_its_stream_is_closed(tmp_path: Path) -> None:
+    import threading
+
     from interpreters.replay import resume
+    from interpreters.transcript import TranscriptBusy
 
     path = tmp_path / "run.jsonl"
     stream, recorder, cfg = stopped_mid_stream(path)
+    before = path.read_bytes()
+    with pytest.raises(TranscriptBusy) as info:  # the run could still go on: two writers
+        resume(path, cfg, stream_fn=ScriptedModel([HELD_REPLY], chunk_size=2), clock=clock)
+    assert str(info.value) == (f"{path}: another recorder in this process is writing this transcript (opened in "
+                               f"thread {threading.current_thread().name!r}); give each run its own path, or close "
+                               "that recorder first")
+    assert path.read_bytes() == before
+    stream.close()  # the run goes no further: its recorder writes what it held and lets go
     done = resume(path, cfg, stream_fn=ScriptedModel([HELD_REPLY], chunk_size=2), clock=clock).result()
     assert done[-1].text == "hello there, friend"
+    assert replay(path).messages[-1].text == "hello there, friend"
+    assert recorder.steps == 7
+
+
+def test_a_recorder_does_not_write_over_what_a_lockless_writer_appended(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    stream, recorder, cfg = stopped_mid_stream(path)
+    with open(path, "ab") as other:  # a writer that takes no claim (a copy, a lockless file system)
+        other.write(b'{"note": "another writer"}\n')
     with pytest.warns(RuntimeWarning, match="was written by another writer since this recorder's last line; "
                                             "its 1 held line\\(s\\) are dropped"):
-        recorder.close()
-    assert replay(path).messages[-1].text == "hello there, friend"
+        recorder.flush()
+    assert lines(path)[-1] == {"note": "another writer"}
     stream.close()
 
 
