@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import tool
@@ -26,22 +25,7 @@ from clocks import clock
 from flavours import Flavour
 from suspending import calls, model
 
-from .cli_helpers import COMMAND, PtySession, clean_env, run_cli
-from .test_cli_chat import APPROVAL_TOOLS
-
-DEFERRED_TOOLS = '''
-from interpreters import tool
-from interpreters.demo import convert_units
-
-
-@tool(deferred=True)
-def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression (a person answers)."""
-    raise AssertionError("a deferred tool is never called")
-
-
-TOOLS = [calculator, convert_units]
-'''
+from .cli_helpers import COMMAND, PtySession, demo_env, run_cli
 
 PROMPT = "How long is my trip?"
 WAITING = [
@@ -61,24 +45,6 @@ def how_to_decide(path: Path, decisions: str = '{"call_1": Approve(), "call_2": 
         "  (from interpreters; per call Approve(), Approve(arguments={...}) or Deny(reason) for an approval, "
         "ToolOutput(result) or Deny(reason) for a result)",
     ]
-
-
-@pytest.fixture
-def approval_tools(tmp_path: Path) -> str:
-    path = tmp_path / "approval_tools.py"
-    path.write_text(APPROVAL_TOOLS)
-    return f"{path}:TOOLS"
-
-
-@pytest.fixture
-def deferred_tools(tmp_path: Path) -> str:
-    path = tmp_path / "deferred_tools.py"
-    path.write_text(DEFERRED_TOOLS)
-    return f"{path}:TOOLS"
-
-
-def demo_env() -> dict[str, str]:
-    return clean_env(AGENTCORE_DEMO_DELAY="0")
 
 
 def piped_chat(stdin: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -207,15 +173,6 @@ def test_approve_all_is_still_exit_0(approval_tools: str) -> None:
 
 
 # --------------------------------------------------------------------------- transcript resume / replay
-
-
-@pytest.fixture
-def suspended_transcript(approval_tools: str, tmp_path: Path) -> Path:
-    record = tmp_path / "run.jsonl"
-    proc = run_cli("run", PROMPT, "--model", "demo", "--tools", approval_tools, "--record", str(record),
-                   env=demo_env())
-    assert proc.returncode == 3, proc.stderr
-    return record
 
 
 def test_transcript_resume_of_a_suspended_run_appends_nothing_and_exits_3(suspended_transcript: Path,
