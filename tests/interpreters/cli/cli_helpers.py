@@ -66,8 +66,9 @@ def demo_env() -> dict[str, str]:
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``python -m interpreters.cli ARGS`` (what the console script runs), output captured."""
-    return subprocess.run([*COMMAND, *args], capture_output=True, text=True,
+    """``python -m interpreters.cli ARGS`` (what the console script runs), output captured, no
+    input (never a terminal's)."""
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
                           env=env if env is not None else clean_env(), cwd=cwd, timeout=timeout)
 
 
