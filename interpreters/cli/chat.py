@@ -3,6 +3,9 @@
 A run that suspends (tool calls that require approval, deferred tools) asks about each pending
 call: ``run <tool>(<args>)? [y/N/e]`` (``e``: type the arguments to run it with, as JSON), or,
 for a deferred call, its result; then it resumes. ``--approve-all`` approves without asking.
+Piped input (not a terminal) is read a line at a time when the session needs one: a prompt once
+the run before it has ended, an answer once a question is asked; so a script can answer the
+questions, and no piped line steers a run.
 When the input ends (Ctrl-D, the end of piped input) while a call waits, nothing is decided: the
 session ends with the run suspended, names the waiting calls and exits with
 :data:`~interpreters.cli.common.EXIT_SUSPENDED`.
@@ -11,7 +14,6 @@ session ends with the run suspended, names the waiting calls and exits with
 from __future__ import annotations
 
 import argparse
-import json
 import queue
 import sys
 import threading
@@ -23,19 +25,26 @@ from agentcore.records import replace
 from agentcore import (
     AgentContext,
     AgentMessage,
-    Approve,
     Decision,
     Deny,
     PendingCall,
     Suspension,
-    ToolOutput,
     UserMessage,
 )
-from agentcore.frozen import thaw
 
-from ..render import make_renderer
+from ..render import isatty, make_renderer
 from ..signal import AbortSignal
-from .common import EXIT_SUSPENDED, Setup, open_recorder, run_options, setup_from_args, suspension_report, writable
+from .common import (
+    EXIT_SUSPENDED,
+    Setup,
+    ask_decision,
+    open_recorder,
+    resume_options,
+    run_options,
+    setup_from_args,
+    suspension_report,
+    writable,
+)
 
 __all__ = [
     "add_commands",
@@ -66,6 +75,8 @@ class _Chat:
         self.messages: list[AgentMessage] = []
         self.render = make_renderer()
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        """Notified when a run ends and when a question is asked (what piped input waits for)."""
         self.running = False
         self.signal: AbortSignal | None = None
         self.worker: threading.Thread | None = None
@@ -73,7 +84,8 @@ class _Chat:
         self.interrupted = False
         self.answers: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self.asking = False
-        """The worker waits for an answer about a pending tool call (typed lines go to it)."""
+        """The worker waits for an answer about a pending tool call: the next line typed is the
+        answer (and clears this)."""
         self.input_ended = False
         """The input ended (Ctrl-D, the end of piped input): no question gets an answer any more."""
         self.left: _Left | None = None
@@ -137,6 +149,7 @@ class _Chat:
                 self.running = False
                 self.signal = None
                 ended = self.input_ended
+                self.changed.notify_all()
             if not ended:
                 self.prompt()
 
@@ -171,6 +184,7 @@ class _Chat:
         with self.lock:
             self.asking = True  # before the question shows: an answer typed at once is the answer
             ended = self.input_ended
+            self.changed.notify_all()
         self.render.line("", "")
         self.render.write(question, "tool")
         if ended:
@@ -184,33 +198,8 @@ class _Chat:
                 self.asking = False
 
     def _decide(self, pending: PendingCall) -> Decision | None:
-        """The decision typed for one pending call (``None``: aborted)."""
-        call = f"{pending.tool_name}({json.dumps(thaw(pending.arguments), ensure_ascii=False)})"
-        if pending.waits_for == "result":
-            answer = self._ask(f"result of {call}? (empty: deny) ")
-            if answer is None:
-                return None
-            return ToolOutput(answer) if answer else Deny()
-        while True:
-            answer = self._ask(f"run {call}? [y/N/e] ")
-            if answer is None:
-                return None
-            choice = answer.strip().lower()
-            if choice in ("y", "yes"):
-                return Approve()
-            if choice in ("", "n", "no"):
-                return Deny("the user did not approve the call")
-            if choice in ("e", "edit"):
-                edited = self._ask("arguments (JSON): ")
-                if edited is None:
-                    return None
-                try:
-                    arguments = json.loads(edited)
-                except ValueError as exc:
-                    self.render.line(f"not JSON: {exc}", "err")
-                    continue
-                return Approve(arguments=arguments)
-            self.render.line("answer y, n or e", "dim")
+        """The decision typed for one pending call (``None``: aborted, or the input ended)."""
+        return ask_decision(pending, self._ask, self.render.line)
 
     def steer(self, text: str) -> None:
         from ..clock import now_ms
@@ -268,6 +257,7 @@ class _Chat:
 
         with self.lock:
             asking = self.asking
+            self.asking = False  # one line answers one question
         if asking:  # the answer to the question about a pending tool call
             self.answers.put(text)
             return False
@@ -284,8 +274,18 @@ class _Chat:
             self.start([UserMessage(text, timestamp=now_ms())])
         return False
 
+    def _wait_until_a_line_is_needed(self) -> None:
+        """Piped input is read when the session needs a line: no run goes on (a prompt), or a
+        question is asked (its answer). A pipe gives its lines at once, so reading them as they
+        come would make every line after the first a steering message of the first run, or its
+        next prompt, depending on timing; and an answer meant for a question a steering message."""
+        with self.changed:
+            while self.running and not self.asking:
+                self.changed.wait(0.1)
+
     def loop(self) -> int:
         s = self.setup
+        piped = not isatty(sys.stdin)
         tools = ", ".join(t.name for t in s.tools) or "none"
         self.render.line(f"agentcore chat · model {s.model.provider}/{s.model.id} · tools: {tools}", "rule")
         self.render.line("Enter sends. Typing while the agent works steers it. Ctrl-C aborts the run; "
@@ -302,6 +302,8 @@ class _Chat:
                     if self._interrupt():
                         break
                     continue
+                if piped:
+                    self._wait_until_a_line_is_needed()
                 try:
                     line = input("")
                 except EOFError:
@@ -317,8 +319,10 @@ class _Chat:
             sys.stdout.flush()
             sys.stderr.write(suspension_report(
                 left.suspension.pending, left.transcript, answered=left.answered,
+                options=resume_options(self.args),
                 unrecorded="the session was not recorded, so nothing can decide these calls after it ends "
-                           "(--record FILE keeps a suspended run, to decide it later from Python)"))
+                           "(--record FILE keeps a suspended run, to decide it later with 'agentcore transcript "
+                           "resume FILE')"))
             sys.stderr.flush()
         self.render.line("bye", "dim")
         return 0 if left is None else EXIT_SUSPENDED
@@ -336,7 +340,8 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     chat = sub.add_parser("chat", parents=[common], help="an interactive session",
                           description="Chat with the agent. Lines typed while it works are queued as "
                                       "steering messages; Ctrl-C aborts the run; Ctrl-C twice or Ctrl-D "
-                                      "exits.")
+                                      "exits. Piped input is read a line at a time: a prompt once the run "
+                                      "before it has ended, the answer to each question about a tool call.")
     run_options(chat, model_required=True, json_flag=False)
     chat.add_argument("--record", metavar="FILE",
                       help="record each run: the first to FILE, the next ones to FILE's stem.2.jsonl, ...")

@@ -26,8 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks of errors")
     parser = Parser(prog="agentcore", description="Run LLM agents and debug their transcripts.",
-                     epilog="Exit codes: 0 ok, 1 the run failed or a replay diverged, 2 usage error, 3 the run is "
-                            "suspended (tool calls wait for a decision), 130 interrupted.",
+                     epilog="Exit codes: 0 ok, 1 the run failed, a replay diverged or a suspension was resumed "
+                            "already, 2 usage error, 3 the run is suspended (tool calls wait for a decision: "
+                            "'transcript resume FILE --approve ID' decides them), 130 interrupted.",
                      parents=[common])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True

@@ -9,6 +9,7 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,6 +22,7 @@ from agentcore import (
     Approve,
     AgentContext,
     Decision,
+    Deny,
     AgentEvent,
     AgentLoopConfig,
     AgentMessage,
@@ -29,12 +31,14 @@ from agentcore import (
     MessageUpdateEvent,
     Model,
     PendingCall,
+    ToolOutput,
 )
 from agentcore.codec import to_json
 
 from ..signal import AbortSignal
 
 __all__ = [
+    "DECISION_HELP",
     "DEMO_DELAY_ENV",
     "EXIT_SUSPENDED",
     "Interrupted",
@@ -43,6 +47,7 @@ __all__ = [
     "Setup",
     "THINKING_LEVELS",
     "UsageError",
+    "ask_decision",
     "drive",
     "event_json",
     "load_tools",
@@ -50,6 +55,7 @@ __all__ = [
     "positive",
     "resolve_api_key",
     "resolve_model",
+    "resume_options",
     "run_options",
     "run_outcome",
     "setup_from_args",
@@ -297,7 +303,8 @@ def _approve_all(pending: Any) -> Any:
     return Approve() if pending.waits_for == "approval" else None
 
 
-def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: bool) -> None:
+def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: bool,
+                approve_all_help: str = "run the tool calls that require approval without asking") -> None:
     p.add_argument("--model", "-m", required=model_required, metavar="PROVIDER/MODEL",
                    help="catalog model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o-mini), "
                         "an OpenAI-compatible one (ollama/llama3.2, or any name with --base-url), "
@@ -318,8 +325,7 @@ def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: 
     p.add_argument("--max-cost", type=positive_cost, metavar="USD", default=None,
                    help="stop a run after the turn that brings its cost to USD dollars or more "
                         "(from the usage the model reports); default: no limit")
-    p.add_argument("--approve-all", action="store_true",
-                   help="run the tool calls that require approval without asking")
+    p.add_argument("--approve-all", action="store_true", help=approve_all_help)
     if json_flag:
         p.add_argument("--json", action="store_true",
                        help="print one JSON event per line on stdout instead of rendering")
@@ -416,13 +422,36 @@ def run_outcome(messages: Sequence[AgentMessage]) -> tuple[int, str]:
     return 0, ""
 
 
+DECISION_HELP = ("(per call: --approve ID, or --approve 'ID={...}' to run it with other arguments (JSON); "
+                 "--deny ID[:REASON]; --output ID=TEXT, the result of a call that waits for one; or --approve-all, "
+                 "--deny-all[=REASON] for every call; without any of these, on a terminal, it asks about each call)")
+"""How ``agentcore transcript resume`` takes decisions, as the report of a suspended run says it."""
+
+
+def resume_options(args: argparse.Namespace, *, model: bool = False) -> list[str]:
+    """The options of the command line ``args`` that ``agentcore transcript resume`` needs again
+    to go on with the run: ``--tools`` (a transcript holds no code), ``--api-key-env``, and with
+    ``model`` (a command that overrode the recorded model) ``--model`` and ``--base-url``."""
+    out: list[str] = []
+    if model and getattr(args, "model", None):
+        out += ["--model", args.model]
+        if getattr(args, "base_url", None):
+            out += ["--base-url", args.base_url]
+    for spec in getattr(args, "tools", None) or ():
+        out += ["--tools", spec]
+    if getattr(args, "api_key_env", None):
+        out += ["--api-key-env", args.api_key_env]
+    return out
+
+
 def suspension_report(pending: Sequence[PendingCall], transcript: str | None, *, unrecorded: str = "",
-                      answered: Mapping[str, Decision] | None = None) -> str:
+                      answered: Mapping[str, Decision] | None = None, options: Sequence[str] = ()) -> str:
     """What a command prints (on stderr) when its run ends suspended: each waiting call (id,
     tool, arguments, what it waits for and why), then what can decide the calls: with the
-    ``transcript`` that ends at the suspension, the Python call that resumes it there; without
-    one, ``unrecorded``. ``answered``: decisions typed for some calls but not applied (a run goes
-    on only with a decision for every call)."""
+    ``transcript`` that ends at the suspension, the ``agentcore transcript resume`` command that
+    decides them there (``options``: what it needs again, see :func:`resume_options`), and the
+    Python call that does the same; without one, ``unrecorded``. ``answered``: decisions typed
+    for some calls but not applied (a run goes on only with a decision for every call)."""
     from agentcore.frozen import thaw
 
     from ..render.conversation import decision_text
@@ -442,15 +471,58 @@ def suspension_report(pending: Sequence[PendingCall], transcript: str | None, *,
     if transcript is None:
         lines.append(f"agentcore: {unrecorded}")
         return "\n".join(lines) + "\n"
+    decide: list[str] = []
+    for p in pending:
+        decide += ["--approve", p.tool_call_id] if p.waits_for == "approval" else ["--output", f"{p.tool_call_id}=TEXT"]
+    command = " ".join(map(shlex.quote, ["agentcore", "transcript", "resume", transcript, *options, *decide]))
     name = json.dumps(transcript, ensure_ascii=False)
     example = ", ".join(f"{json.dumps(p.tool_call_id, ensure_ascii=False)}: "
                         f"{'Approve()' if p.waits_for == 'approval' else 'ToolOutput(result)'}" for p in pending)
     lines += [
-        f"agentcore: {transcript} ends at this suspension. The command line cannot decide the calls; Python can "
-        f"(docs/approvals.md), with the run's config and tools:",
+        f"agentcore: {transcript} ends at this suspension; decide its calls with:",
+        f"  {command}",
+        f"  {DECISION_HELP}",
+        "agentcore: or from Python (docs/approvals.md), with the run's config and tools:",
         f"  resume_suspended(resume({name}, config, tools).suspension, {{{example}}}, "
         f"context=AgentContext(tools=tools), config=config, transcript={name})",
         "  (from interpreters; per call Approve(), Approve(arguments={...}) or Deny(reason) for an approval, "
         "ToolOutput(result) or Deny(reason) for a result)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def ask_decision(pending: PendingCall, ask: Callable[[str], str | None],
+                 say: Callable[[str, str], Any]) -> Decision | None:
+    """The decision typed for one waiting call, as ``chat`` and ``transcript resume`` ask for it:
+    ``run <tool>(<args>)? [y/N/e]`` (``e``: the arguments to run it with, as JSON) for an
+    approval, ``result of <tool>(<args>)? (empty: deny)`` for a deferred call. ``ask(question)``
+    gives the line typed (``None``: no answer will come: the input ended, or the run was
+    aborted), ``say(text, style)`` shows a line. ``None``: no answer."""
+    from agentcore.frozen import thaw
+
+    call = f"{pending.tool_name}({json.dumps(thaw(pending.arguments), ensure_ascii=False)})"
+    if pending.waits_for == "result":
+        answer = ask(f"result of {call}? (empty: deny) ")
+        if answer is None:
+            return None
+        return ToolOutput(answer) if answer else Deny()
+    while True:
+        answer = ask(f"run {call}? [y/N/e] ")
+        if answer is None:
+            return None
+        choice = answer.strip().lower()
+        if choice in ("y", "yes"):
+            return Approve()
+        if choice in ("", "n", "no"):
+            return Deny("the user did not approve the call")
+        if choice in ("e", "edit"):
+            edited = ask("arguments (JSON): ")
+            if edited is None:
+                return None
+            try:
+                arguments = json.loads(edited)
+            except ValueError as exc:
+                say(f"not JSON: {exc}", "err")
+                continue
+            return Approve(arguments=arguments)
+        say("answer y, n or e", "dim")

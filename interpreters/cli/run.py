@@ -20,6 +20,7 @@ from .common import (
     UsageError,
     drive,
     open_recorder,
+    resume_options,
     run_options,
     run_outcome,
     setup_from_args,
@@ -100,10 +101,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if stream.suspension is not None:
         sys.stdout.flush()
         sys.stderr.write(suspension_report(
-            stream.suspension.pending, args.record,
+            stream.suspension.pending, args.record, options=resume_options(args),
             unrecorded="the run was not recorded, so nothing can decide these calls after this command: record it "
-                       "(--record FILE) to decide them later from Python, or answer them as they come in "
-                       "'agentcore chat'"))
+                       "(--record FILE) to decide them later with 'agentcore transcript resume FILE', or answer "
+                       "them as they come in 'agentcore chat'"))
         return EXIT_SUSPENDED
     code, problem = run_outcome(messages)
     if code:

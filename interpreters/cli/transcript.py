@@ -9,7 +9,6 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,27 +28,25 @@ from agentcore.codec import CodecError, from_json, to_json
 from agentcore.state import Finished, Suspended
 
 from ..render import (
-    LiveRenderer,
     build_conversation,
     conversation_html,
     conversation_text,
     format_args,
-    make_renderer,
     message_text,
 )
 from ..signal import AbortSignal
 from .common import (
     EXIT_SUSPENDED,
-    JsonLines,
     Parser,
     UsageError,
-    drive,
+    resume_options,
     run_options,
     run_outcome,
     setup_from_args,
     suspension_report,
     writable,
 )
+from .deciding import add_decision_options, decide_recorded, decide_suspension, decisions_given, run_resumed
 
 __all__ = [
     "add_commands",
@@ -374,6 +371,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if unsupported:
         raise UsageError(f"the run used the hook(s) {', '.join(unsupported)}, which the command line "
                          f"cannot provide; resume it from Python (interpreters.replay.resume)")
+    if decisions_given(args):
+        return decide_recorded(args, t, setup)
     config = replace(setup.config, get_steering_messages=lambda: [],
                                  get_follow_up_messages=lambda: [])
     signal = AbortSignal()
@@ -384,42 +383,23 @@ def _cmd_resume(args: argparse.Namespace) -> int:
               file=sys.stderr)
         print(exc.report, file=sys.stderr)
         return 1
-    if stream.suspension is not None:  # it waits for decisions, which this command cannot give
-        sys.stderr.write(suspension_report(stream.suspension.pending, args.file))
-        return EXIT_SUSPENDED
+    if stream.suspension is not None:  # it waits for decisions: asked for on a terminal
+        return decide_suspension(args, t, setup, stream.suspension)
     if isinstance(stream.state.phase, Finished):
         messages = stream.result()
         if not args.json:
             print(f"{args.file}: the recorded run had finished: there is nothing to resume; nothing was appended.")
     else:
-        messages = _resume_live(args, t, stream, signal)
+        messages = run_resumed(args, t, stream, signal)
         if stream.suspension is not None:
             sys.stdout.flush()
-            sys.stderr.write(suspension_report(stream.suspension.pending, args.file))
+            sys.stderr.write(suspension_report(stream.suspension.pending, args.file,
+                                               options=resume_options(args, model=True)))
             return EXIT_SUSPENDED
     code, problem = run_outcome(messages)
     if code:
         print(f"agentcore: {problem}", file=sys.stderr)
     return code
-
-
-def _resume_live(args: argparse.Namespace, t: Any, stream: Any, signal: AbortSignal) -> list[Any]:
-    """Render the live part of a resumed run (appended to the transcript); its new messages."""
-    render: Callable[[AgentEvent], Any] = JsonLines() if args.json else make_renderer()
-    if isinstance(render, LiveRenderer):
-        turns = sum(1 for e in t.entries for x in e.effects_json if isinstance(x, dict)
-                    and x.get("type") == "emit" and (x.get("event") or {}).get("type") == "turn_start")
-        render.turn = turns
-        render.assistant_seen = True
-        render.line(f"── resuming {args.file} after step {t.steps} (turn {turns})", "rule")
-    try:
-        messages = drive(stream, [render], signal)
-    finally:
-        if isinstance(render, LiveRenderer):
-            render.close()
-    if not args.json:
-        print(f"Resumed {args.file}: the run has {len(messages)} new messages; the transcript was appended to.")
-    return messages
 
 
 def _replay_flags(p: argparse.ArgumentParser) -> None:
@@ -479,9 +459,13 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     rs = tsub.add_parser("resume", parents=[common], help="go on live from the end of a transcript",
                          description="Replay the transcript strictly, then go on live from where it "
                                      "stopped, appending to it. The model defaults to the recorded one; "
-                                     "tools must be given again (the transcript holds no code).")
+                                     "tools must be given again (the transcript holds no code). A run that "
+                                     "ends suspended goes on with the decisions given as options, or asked "
+                                     "for on a terminal; without them it is left as it is (exit code 3).")
     rs.add_argument("file", metavar="FILE")
-    run_options(rs, model_required=False, json_flag=True)
+    run_options(rs, model_required=False, json_flag=True,
+                approve_all_help="approve every waiting call that needs an approval (a suspended run)")
+    add_decision_options(rs)
     rs.set_defaults(func=_cmd_resume)
 
     ht = tsub.add_parser("html", parents=[common], help="one self-contained HTML page",

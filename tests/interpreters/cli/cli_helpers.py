@@ -16,6 +16,37 @@ from pathlib import Path
 from agentcore.providers import ENV_KEYS
 
 COMMAND = [sys.executable, "-m", "interpreters.cli"]
+APPROVAL_TOOLS = '''
+from interpreters import tool
+from interpreters.demo import convert_units
+
+
+@tool(requires_approval=True)
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression."""
+    value = eval(expression, {"__builtins__": {}})
+    return f"{expression} = {value:g}"
+
+
+TOOLS = [calculator, convert_units]
+'''
+"""A tools module (``TOOLS``): the demo's tools, its calculator requiring approval."""
+
+DEFERRED_TOOLS = '''
+from interpreters import tool
+from interpreters.demo import convert_units
+
+
+@tool(deferred=True)
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression (a person answers)."""
+    raise AssertionError("a deferred tool is never called")
+
+
+TOOLS = [calculator, convert_units]
+'''
+"""A tools module (``TOOLS``): the demo's tools, its calculator deferred (a person answers)."""
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 
@@ -28,10 +59,16 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def demo_env() -> dict[str, str]:
+    """:func:`clean_env` with the demo model streaming without delay."""
+    return clean_env(AGENTCORE_DEMO_DELAY="0")
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``python -m interpreters.cli ARGS`` (what the console script runs), output captured."""
-    return subprocess.run([*COMMAND, *args], capture_output=True, text=True,
+    """``python -m interpreters.cli ARGS`` (what the console script runs), output captured, no
+    input (never a terminal's)."""
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
                           env=env if env is not None else clean_env(), cwd=cwd, timeout=timeout)
 
 

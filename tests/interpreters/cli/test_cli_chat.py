@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cli_helpers import PtySession, clean_env, run_cli
+from .cli_helpers import APPROVAL_TOOLS, PtySession, clean_env, run_cli
 
 from interpreters.demo import STEERING
 
@@ -67,22 +67,6 @@ def test_ctrl_c_aborts_the_run_and_twice_exits(tmp_path: Path) -> None:
     assert run_cli("transcript", "replay", str(record)).returncode == 0
     second = record.with_name("chat.2.jsonl")
     assert second.is_file() and run_cli("transcript", "replay", str(second)).returncode == 0
-
-
-APPROVAL_TOOLS = '''
-from interpreters import tool
-from interpreters.demo import convert_units
-
-
-@tool(requires_approval=True)
-def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression."""
-    value = eval(expression, {"__builtins__": {}})
-    return f"{expression} = {value:g}"
-
-
-TOOLS = [calculator, convert_units]
-'''
 
 
 def test_a_tool_that_requires_approval_is_asked_about_and_e_edits_its_arguments(tmp_path: Path) -> None:

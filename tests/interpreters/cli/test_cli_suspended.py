@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import tool
@@ -26,22 +25,7 @@ from clocks import clock
 from flavours import Flavour
 from suspending import calls, model
 
-from .cli_helpers import COMMAND, PtySession, clean_env, run_cli
-from .test_cli_chat import APPROVAL_TOOLS
-
-DEFERRED_TOOLS = '''
-from interpreters import tool
-from interpreters.demo import convert_units
-
-
-@tool(deferred=True)
-def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression (a person answers)."""
-    raise AssertionError("a deferred tool is never called")
-
-
-TOOLS = [calculator, convert_units]
-'''
+from .cli_helpers import COMMAND, PtySession, demo_env, run_cli
 
 PROMPT = "How long is my trip?"
 WAITING = [
@@ -51,34 +35,22 @@ WAITING = [
 SUSPENDED = "agentcore: the run is suspended: 2 tool calls wait for a decision; none was approved or denied:"
 
 
-def how_to_decide(path: Path, decisions: str = '{"call_1": Approve(), "call_2": Approve()}') -> list[str]:
+def how_to_decide(path: Path, tools: str, options: str = "--approve call_1 --approve call_2",
+                 decisions: str = '{"call_1": Approve(), "call_2": Approve()}') -> list[str]:
+    """What the report says about deciding the calls of the run ``path`` ends with."""
     name = json.dumps(str(path))
     return [
-        f"agentcore: {path} ends at this suspension. The command line cannot decide the calls; Python can "
-        f"(docs/approvals.md), with the run's config and tools:",
+        f"agentcore: {path} ends at this suspension; decide its calls with:",
+        f"  agentcore transcript resume {path} --tools {tools} {options}",
+        "  (per call: --approve ID, or --approve 'ID={...}' to run it with other arguments (JSON); --deny ID[:REASON]; "
+        "--output ID=TEXT, the result of a call that waits for one; or --approve-all, --deny-all[=REASON] for every "
+        "call; without any of these, on a terminal, it asks about each call)",
+        "agentcore: or from Python (docs/approvals.md), with the run's config and tools:",
         f"  resume_suspended(resume({name}, config, tools).suspension, {decisions}, "
         f"context=AgentContext(tools=tools), config=config, transcript={name})",
         "  (from interpreters; per call Approve(), Approve(arguments={...}) or Deny(reason) for an approval, "
         "ToolOutput(result) or Deny(reason) for a result)",
     ]
-
-
-@pytest.fixture
-def approval_tools(tmp_path: Path) -> str:
-    path = tmp_path / "approval_tools.py"
-    path.write_text(APPROVAL_TOOLS)
-    return f"{path}:TOOLS"
-
-
-@pytest.fixture
-def deferred_tools(tmp_path: Path) -> str:
-    path = tmp_path / "deferred_tools.py"
-    path.write_text(DEFERRED_TOOLS)
-    return f"{path}:TOOLS"
-
-
-def demo_env() -> dict[str, str]:
-    return clean_env(AGENTCORE_DEMO_DELAY="0")
 
 
 def piped_chat(stdin: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -108,7 +80,7 @@ def test_chat_input_that_ends_at_the_approval_question_leaves_the_run_suspended(
     assert "(end of input: nothing was decided; the run stays suspended)" in out
     assert out[-1] == "bye"
     assert "denied" not in proc.stdout and "did not approve" not in proc.stdout
-    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(record)]
+    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(record, approval_tools)]
     assert suspended_at_the_end(record) == ["call_1", "call_2"]  # nothing was decided, nothing ran
     shown = run_cli("transcript", "show", str(record))
     assert shown.returncode == 0 and "(suspended)" in shown.stdout and "approved" not in shown.stdout
@@ -125,7 +97,7 @@ def test_chat_input_that_ends_at_the_result_question_of_a_deferred_call(deferred
         '  call_2 calculator {"expression": "30 / 45"} waits for its result (Tool "calculator" is deferred: '
         'its result comes from outside the run)',
         "agentcore: the session was not recorded, so nothing can decide these calls after it ends "
-        "(--record FILE keeps a suspended run, to decide it later from Python)",
+        "(--record FILE keeps a suspended run, to decide it later with 'agentcore transcript resume FILE')",
     ]
 
 
@@ -147,7 +119,7 @@ def test_chat_ctrl_d_at_the_arguments_question_decides_nothing(approval_tools: s
                        r'requires approval\); answered: approved, not applied \(a run goes on only with a '
                        r'decision for every call\)')
         session.expect(r'call_2 calculator \{"expression": "30 / 45"\} waits for an approval')
-        session.expect(re.escape(f"agentcore: {record} ends at this suspension."))
+        session.expect(re.escape(f"agentcore: {record} ends at this suspension; decide its calls with:"))
         session.expect(r"bye")
         assert session.wait() == 3
     finally:
@@ -164,6 +136,47 @@ def test_chat_end_of_input_at_the_prompt_ends_cleanly(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     assert "The trip takes" in ran.stdout and ran.stdout.splitlines()[-1] == "bye" and ran.stderr == ""
     assert replay(record).finished
+
+
+def test_chat_takes_piped_lines_in_turn_answers_included(approval_tools: str, tmp_path: Path) -> None:
+    """Piped input is read a line at a time, when the session needs one: a prompt once the run
+    before it has ended, an answer once a question is asked (not a steering message)."""
+    record = tmp_path / "chat.jsonl"
+    proc = piped_chat(f"{PROMPT}\ny\nn\n", "--tools", approval_tools, "--record", str(record))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert proc.stderr == ""
+    out = proc.stdout.splitlines()
+    assert 'run calculator({"expression": "120 / 80"})? [y/N/e] ' in out
+    assert 'run calculator({"expression": "30 / 45"})? [y/N/e] ' in out
+    assert "      ✓ calculator → 120 / 80 = 1.5" in out
+    assert "      ✗ calculator → the user did not approve the call" in out
+    assert "queued:" not in proc.stdout and out[-1] == "bye"
+    assert replay(record).finished
+    shown = run_cli("transcript", "show", str(record)).stdout.splitlines()
+    assert "      waited │ approved" in shown
+    assert "      waited │ denied: the user did not approve the call" in shown
+
+
+def test_chat_piped_answers_that_end_before_the_last_question_decide_nothing(approval_tools: str,
+                                                                            tmp_path: Path) -> None:
+    record = tmp_path / "chat.jsonl"
+    proc = piped_chat(f"{PROMPT}\ne\n{{\"expression\": \"2 * 3\"}}\n", "--tools", approval_tools, "--record",
+                      str(record))
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert proc.stderr.splitlines()[1] == (
+        '  call_1 calculator {"expression": "120 / 80"} waits for an approval (Tool "calculator" requires approval); '
+        'answered: approved with arguments {"expression": "2 * 3"}, not applied (a run goes on only with a decision '
+        'for every call)')
+    assert suspended_at_the_end(record) == ["call_1", "call_2"]
+
+
+def test_chat_piped_lines_after_a_run_start_the_next_run(tmp_path: Path) -> None:
+    record = tmp_path / "chat.jsonl"
+    proc = piped_chat(f"{PROMPT}\nAnd now?\n", "--record", str(record))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert "queued:" not in proc.stdout
+    assert replay(record).finished and replay(record.with_name("chat.2.jsonl")).finished
+    assert [m.text for m in replay(record.with_name("chat.2.jsonl")).messages if m.role == "user"] == ["And now?"]
 
 
 # --------------------------------------------------------------------------- run
@@ -184,7 +197,7 @@ def test_run_that_suspends_exits_3_naming_the_waiting_calls(approval_tools: str,
     ]
     assert "running" not in proc.stdout
     assert out[-1] == f"Transcript: {record}"
-    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(record)]
+    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(record, approval_tools)]
     assert suspended_at_the_end(record) == ["call_1", "call_2"]
 
 
@@ -197,7 +210,8 @@ def test_run_that_suspends_unrecorded_and_as_json(approval_tools: str) -> None:
     assert proc.stderr.splitlines() == [
         SUSPENDED, *WAITING,
         "agentcore: the run was not recorded, so nothing can decide these calls after this command: record it "
-        "(--record FILE) to decide them later from Python, or answer them as they come in 'agentcore chat'",
+        "(--record FILE) to decide them later with 'agentcore transcript resume FILE', or answer them as they come "
+        "in 'agentcore chat'",
     ]
 
 
@@ -209,22 +223,13 @@ def test_approve_all_is_still_exit_0(approval_tools: str) -> None:
 # --------------------------------------------------------------------------- transcript resume / replay
 
 
-@pytest.fixture
-def suspended_transcript(approval_tools: str, tmp_path: Path) -> Path:
-    record = tmp_path / "run.jsonl"
-    proc = run_cli("run", PROMPT, "--model", "demo", "--tools", approval_tools, "--record", str(record),
-                   env=demo_env())
-    assert proc.returncode == 3, proc.stderr
-    return record
-
-
 def test_transcript_resume_of_a_suspended_run_appends_nothing_and_exits_3(suspended_transcript: Path,
                                                                         approval_tools: str) -> None:
     before = suspended_transcript.read_bytes()
     proc = run_cli("transcript", "resume", str(suspended_transcript), "--tools", approval_tools, env=demo_env())
     assert proc.returncode == 3, (proc.stdout, proc.stderr)
     assert proc.stdout == ""  # no "resuming ...", no "the transcript was appended to"
-    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(suspended_transcript)]
+    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(suspended_transcript, approval_tools)]
     assert suspended_transcript.read_bytes() == before
     as_json = run_cli("transcript", "resume", str(suspended_transcript), "--tools", approval_tools, "--json",
                       env=demo_env())
@@ -242,7 +247,7 @@ def test_transcript_resume_that_goes_on_live_into_a_suspension_exits_3(suspended
     out = proc.stdout.splitlines()
     assert out[-2:] == ["── suspended: 2 tool calls wait for a decision",
                         f"Resumed {fork}: the run has 2 new messages; the transcript was appended to."]
-    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(fork)]
+    assert proc.stderr.splitlines() == [SUSPENDED, *WAITING, *how_to_decide(fork, approval_tools)]
     assert suspended_at_the_end(fork) == ["call_1", "call_2"]
 
 
