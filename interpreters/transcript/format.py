@@ -30,6 +30,7 @@ from ..secrets import hinted, scrub_json
 
 __all__ = [
     "DELTAS",
+    "DELTA_HEADER_LINE",
     "DELTA_LINE",
     "DIGESTS_VERSION",
     "ENCODER_DIGESTS_VERSION",
@@ -93,6 +94,9 @@ UPDATE_DIGEST: Final = '{"type":"emit","event":{"type":"message_update","digest"
 DELTA_LINE: Final = ('{"step":%d,"input":{"type":"stream_event_received","id":%d,"event":{"type":"%s",'
                      '"content_index":%d,"delta":%s},"at":%d},"effects":[%s]}\n')
 """The step line of one stream delta (the reader gives each step of a run this text)."""
+DELTA_HEADER_LINE: Final = ('{"step":%d,"input":{"type":"stream_event_received","id":%d,"event":{"type":"%s",'
+                            '"content_index":%d,"delta":%s,"header":%s},"at":%d},"effects":[%s]}\n')
+"""The step line of one stream delta whose partial brought a new header (its JSON text last)."""
 RUN_LINE: Final = ('{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s%s}}'
                    '\n')
 """A ``deltas`` line: consecutive deltas of one block, from ``step`` to ``last``."""

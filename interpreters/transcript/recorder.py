@@ -4,7 +4,8 @@
 interpreter as ``journal=``. Every line is written whole, with one ``write`` call of the
 complete line including its ``"\\n"``: a line without its newline is a torn write from a crash,
 which the reader drops with a warning. Consecutive deltas of one content block are held and
-written as one ``deltas`` line (a "run") when the block ends, scrubbed as one text. Every line
+written as one ``deltas`` line (a "run") when the block ends, scrubbed as one text (a delta that
+changed the reply's header is a step line of its own within the run). Every line
 is scrubbed of the run's secrets before it is written (:mod:`interpreters.secrets`). A recorder
 records one run: it claims its file against any other writer when it writes its first line
 (:mod:`~interpreters.transcript.writer`) and lets go of it when the run ends or suspends, or
@@ -44,6 +45,7 @@ from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
 from .writer import TranscriptFile
 from .format import (
+    DELTA_HEADER_LINE,
     DELTA_LINE,
     DELTAS,
     DIGESTS_VERSION,
@@ -90,12 +92,13 @@ def _which_interpreter() -> str:
 
 class _DeltaRun:
     """Consecutive stream deltas of one content block, each answered by one ``message_update``
-    (``header``: the header of the partial their events carry)."""
+    (``header``: the header of the partial the last one carries; ``headers``: the new header
+    each delta that changed it brought, by its index in the run, or ``None``: none did)."""
 
-    __slots__ = ("step", "id", "kind", "index", "header", "texts", "ats")
+    __slots__ = ("step", "id", "kind", "index", "header", "texts", "ats", "headers")
 
     def __init__(self, step: int, id: int, kind: type, index: int, header: Any, texts: list[str],
-                 ats: list[int]) -> None:
+                 ats: list[int], headers: dict[int, Any] | None) -> None:
         self.step = step
         self.id = id
         self.kind: Any = kind
@@ -103,6 +106,7 @@ class _DeltaRun:
         self.header = header
         self.texts = texts
         self.ats = ats
+        self.headers = headers
 
 
 class TranscriptRecorder(Journal):
@@ -239,7 +243,7 @@ class TranscriptRecorder(Journal):
                     self._header = partial.header
                 elif partial.header is not self._header:
                     header = self._header = partial.header
-        if (header is None and type(input) is StreamEventReceived and len(effects) == 1
+        if (type(input) is StreamEventReceived and len(effects) == 1
                 and type(input.event) in DELTAS and type(input.at) is int and self._runs):
             e0 = effects[0]
             ev = input.event
@@ -249,10 +253,14 @@ class TranscriptRecorder(Journal):
             if own:
                 run = self._run
                 if run is not None and type(ev) is run.kind and ev.content_index == run.index and input.id == run.id:
+                    if header is not None:  # a new usage, say: the run goes on (scrubbed as one text)
+                        if run.headers is None:
+                            run.headers = {}
+                        run.headers[len(run.texts)] = run.header = header
                     run.texts.append(ev.delta)  # (a partial whose header is not one: see the hot path)
                     run.ats.append(input.at)
                 else:
-                    self._start_run(self._offset + step, input)
+                    self._start_run(self._offset + step, input, header)
                 return
         if self._file is None:
             self._open()
@@ -300,8 +308,9 @@ class TranscriptRecorder(Journal):
         run = self._run
         return self._steps if run is None else run.step + len(run.texts) - 1
 
-    def _start_run(self, n: int, input: Any) -> None:
-        """Hold the delta of step ``n`` as the start of a new run (ending the current one). While
+    def _start_run(self, n: int, input: Any, header: Any) -> None:
+        """Hold the delta of step ``n`` as the start of a new run (ending the current one);
+        ``header``: the new header its partial brought (``None``: it has the previous one). While
         the run is open, :meth:`record` appends its next deltas on its first lines (the hot path
         of a streamed reply); any other step ends it."""
         if self._file is None:
@@ -310,13 +319,15 @@ class TranscriptRecorder(Journal):
             self._put(self._end_run(), now=False)
         self._steps = n
         ev = input.event
-        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, self._header, [ev.delta], [input.at])
+        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, self._header, [ev.delta], [input.at],
+                              None if header is None else {0: header})
 
     def _end_run(self) -> str:
-        """End the run of deltas held so far and give its line: a step line for a lone delta,
-        else a ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed back
-        in pieces is found; its scrubbed text then goes in the first delta, the others are
-        empty."""
+        """End the run of deltas held so far and give its lines: a step line for a lone delta,
+        else a ``deltas`` line; a delta that brought a new header (a provider that sends usage
+        with every chunk) gets a step line of its own that carries it, within the run. The run's
+        text is scrubbed as a whole, so a secret streamed back in pieces is found, however the
+        headers changed; its scrubbed text then goes in the first delta, the others are empty."""
         run = self._run
         assert run is not None
         self._run = None
@@ -329,18 +340,45 @@ class TranscriptRecorder(Journal):
             if clean != written:
                 written, joined = clean, json.loads(clean)
                 texts = [joined] + [""] * (len(texts) - 1)
+        headers = run.headers
+        if headers is None:
+            return self._deltas_line(run, 0, texts, ats, written if len(texts) == 1 else None)
+        lines: list[str] = []
+        cuts = sorted(headers)
+        starts = cuts if cuts[0] == 0 else [0, *cuts]
+        for i, a in enumerate(starts):
+            b = starts[i + 1] if i + 1 < len(starts) else len(texts)
+            if a in headers:
+                lines.append(self._header_line(run, a, texts[a], ats[a], headers[a]))
+                a += 1
+            if a < b:
+                lines.append(self._deltas_line(run, a, texts[a:b], ats[a:b], None))
+        return "".join(lines)
+
+    def _deltas_line(self, run: _DeltaRun, first: int, texts: list[str], ats: list[int], written: str | None) -> str:
+        """The line of the run's deltas ``first`` on (``texts``, scrubbed; ``written``: the lone
+        one's JSON text, when known): a step line for one, else a ``deltas`` line."""
         listed = compact_json(texts)
+        step = run.step + first
         if len(texts) == 1:
             update = (UPDATE_DIGEST % delta_run_digest(run.kind.type, run.index, listed)
                       if self.encoder.digests else UPDATE_TEXT)
-            line = DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0], update)
-        else:
-            at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
-            digest = (',"digest":"%s"' % delta_run_digest(run.kind.type, run.index, listed)
-                      if self.encoder.digests else "")
-            line = RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
-                                listed, at, digest)
-        return line
+            return DELTA_LINE % (step, run.id, run.kind.type, run.index, written or json_str(texts[0]), ats[0],
+                                 update)
+        at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
+        digest = (',"digest":"%s"' % delta_run_digest(run.kind.type, run.index, listed)
+                  if self.encoder.digests else "")
+        return RUN_LINE % (step, step + len(texts) - 1, run.id, run.kind.type, run.index, listed, at, digest)
+
+    def _header_line(self, run: _DeltaRun, i: int, text: str, at: int, header: Any) -> str:
+        """The step line of the run's delta ``i`` (``text``, scrubbed), whose partial brought
+        ``header``, which the line carries (scrubbed too)."""
+        head = bytes(self.encoder.memo.raw(header)).decode("utf-8")
+        if hinted(head) or self._holds_secret(head):
+            head = scrub_json(head, self.secrets)
+        update = (UPDATE_DIGEST % delta_run_digest(run.kind.type, run.index, compact_json([text]))
+                  if self.encoder.digests else UPDATE_TEXT)
+        return DELTA_HEADER_LINE % (run.step + i, run.id, run.kind.type, run.index, json_str(text), head, at, update)
 
     def _holds_secret(self, line: str) -> bool:
         for secret in self.secrets:
