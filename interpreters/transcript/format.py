@@ -29,6 +29,7 @@ from agentcore.stream import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEv
 from ..secrets import hinted, scrub_json
 
 __all__ = [
+    "CALLER_SECRETS",
     "DELTAS",
     "DELTA_HEADER_LINE",
     "DELTA_LINE",
@@ -60,6 +61,11 @@ ENCODER_DIGESTS_VERSION: Final = 5
 ``json`` module's, which writes some numbers differently: ``1.5e-05`` for ``0.000015``)."""
 
 FlushMode = Literal["entry", "turn"]
+
+CALLER_SECRETS: Final = "caller_secrets"
+"""The header's (and a resume line's) count of the secrets its recorder was given
+(``secrets=``): never their values, which a transcript must not hold; a resume asks for at least
+as many again."""
 
 
 class TranscriptError(ValueError):

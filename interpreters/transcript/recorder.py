@@ -37,6 +37,7 @@ from agentcore.config import hooks_set
 from agentcore.effects import Emit, RunEnded, RunSuspended
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
 from agentcore.inputs import StreamEventReceived
+from agentcore.state import Suspended, Suspension
 from agentcore.stream import PartialAssistantMessage, StartEvent
 
 from ..clock import now_ms
@@ -45,6 +46,7 @@ from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
 from .writer import TranscriptFile
 from .format import (
+    CALLER_SECRETS,
     DELTA_HEADER_LINE,
     DELTA_LINE,
     DELTAS,
@@ -66,8 +68,10 @@ __all__ = [
 ]
 
 
-def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, created_at: int) -> dict[str, Any]:
+def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, created_at: int,
+            given: int) -> dict[str, Any]:
     hooks = sorted(hooks_set(config)) if config is not None else sorted(state.hooks)
+    counted = {CALLER_SECRETS: given} if given else {}
     return {
         "transcript": FORMAT,
         "version": VERSION,
@@ -78,8 +82,46 @@ def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, 
         "tools": prepared(state.tools),
         "hooks": hooks,
         "interpreter": interpreter,
+        **counted,
         "initial_state": prepared(state),
     }
+
+
+def _distinct(secrets: Sequence[str]) -> tuple[str, ...]:
+    """The caller's secrets, each once (empty ones left out)."""
+    return tuple(dict.fromkeys(s for s in secrets if s))
+
+
+_SUSPENDED_EFFECT: Final = re.compile(rb'\{\s*"type"\s*:\s*"run_suspended"')
+_A_TRANSCRIPT: Final = re.compile(rb'\s*\{\s*"transcript"\s*:\s*"agentcore-fx"')
+_TAIL: Final = 1 << 16
+
+
+def _records_a_suspension(writer: TranscriptFile) -> bool:
+    """Whether the claimed file is a transcript whose last step suspended its run: tool calls
+    wait for decisions (a resume line after it, with no step yet, leaves it suspended)."""
+    fd = writer.fileno()
+    end = os.fstat(fd).st_size
+    if end == 0 or _A_TRANSCRIPT.match(os.pread(fd, 64, 0)) is None:
+        return False
+    while end > 0:
+        start = _line_start(fd, end - 1)  # (the line's own newline is not looked at)
+        line = os.pread(fd, end - start, start)
+        if not line.lstrip().startswith(b'{"resumed_'):
+            return line.startswith(b'{"step"') and _SUSPENDED_EFFECT.search(line) is not None
+        end = start
+    return False
+
+
+def _line_start(fd: int, end: int) -> int:
+    """Where the line that ends before ``end`` starts (after the newline before it, or 0)."""
+    while end > 0:
+        start = max(0, end - _TAIL)
+        found = os.pread(fd, end - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
 
 
 def _which_interpreter() -> str:
@@ -148,6 +190,7 @@ class TranscriptRecorder(Journal):
         fsync: bool = False,
         interpreter: str | None = None,
         secrets: Sequence[str] = (),
+        overwrite: bool = False,
     ) -> None:
         if flush not in ("entry", "turn"):
             raise ValueError(f"flush must be 'entry' or 'turn', not {flush!r}")
@@ -159,8 +202,12 @@ class TranscriptRecorder(Journal):
         self.flush_mode: FlushMode = flush
         self.fsync = fsync
         self.interpreter = interpreter
+        self.overwrite = overwrite
         self.secrets = known_secrets(config, secrets)
         self.encoder = EffectEncoder(secrets=self.secrets)
+        self._given = _distinct(secrets)
+        self._key_held = False
+        self._suspended = False
         self._steps = 0
         self._state: LoopState | None = state
         self._config = config
@@ -195,7 +242,11 @@ class TranscriptRecorder(Journal):
         self.flush_mode = flush
         self.fsync = fsync
         self.interpreter = None
+        self.overwrite = False
         self.secrets = known_secrets(config, secrets)
+        self._given = _distinct(secrets)
+        self._key_held = False
+        self._suspended = False
         self.encoder = encoder
         encoder.secrets, encoder.digests, encoder.version = self.secrets, version >= DIGESTS_VERSION, version
         self._steps = base_step
@@ -274,6 +325,7 @@ class TranscriptRecorder(Journal):
             kind = type(e)
             if kind is RunEnded or kind is RunSuspended:
                 end_of_run = True
+                self._suspended = kind is RunSuspended
             elif kind is Emit and type(e.event) is TurnEndEvent:  # type: ignore[union-attr]
                 end_of_turn = True
         self._put(held + line, now=end_of_turn or end_of_run)
@@ -283,7 +335,13 @@ class TranscriptRecorder(Journal):
     def run_started(self, state: LoopState) -> None:
         """The run starts from ``state``: the header's initial state (a resumed run starts from
         its suspended state). A recorder records one run: one that recorded a run already is
-        refused (``ValueError``), before anything runs."""
+        refused (``ValueError``), before anything runs, but for the run it recorded up to its
+        suspension, resumed: it goes on recording it at the end of its file, as
+        ``transcript=path`` would (:func:`interpreters.resuming.continue_transcript`: at most
+        once per suspension), with its own secrets, ``flush`` and ``fsync``."""
+        if self._closed and self._suspended and isinstance(state.phase, Suspended):
+            self._go_on(state)
+            return
         if self._closed or self._used:
             what = ("the recorder is closed: it recorded a run already, or close() was called" if self._closed
                     else "this recorder recorded a run already")
@@ -291,6 +349,19 @@ class TranscriptRecorder(Journal):
                              "(a resumed run: transcript=path goes on in the same file)")
         if self._state is not None:
             self._state = state
+
+    def _go_on(self, state: LoopState) -> None:
+        """Become the recorder that continues this file with the resumed run of ``state``."""
+        from ..resuming import continue_transcript  # built on the runners: imported when used
+
+        assert isinstance(state.phase, Suspended)
+        known = self.secrets
+        other = continue_transcript(self.path, Suspension(state, state.phase.pending), self._config,
+                                    secrets=self._given, flush=self.flush_mode, fsync=self.fsync)
+        self.__dict__.update(other.__dict__)
+        other._writer = other._file = None  # the file is this recorder's now
+        other._closed = True
+        self.secrets = self.encoder.secrets = merge_secrets(self.secrets, known)
 
     def run_closed(self) -> None:
         """The run's event stream closed (the run ended, or was abandoned): write what is held
@@ -301,6 +372,27 @@ class TranscriptRecorder(Journal):
         """Never write these either (the interpreter reports each API key a run resolves:
         ``get_api_key``'s answer, the provider's environment variable)."""
         self.secrets = self.encoder.secrets = merge_secrets(self.secrets, values)
+        if self._buffer:  # held lines are written scrubbed of it too
+            self._buffer = [self._scrubbed(text) for text in self._buffer]
+
+    def keys_pending(self, pending: bool) -> None:
+        """``True``: hold every line back until the run's key is known (a fresh run's header
+        and first steps, before its first model call asks ``get_api_key``; a resumed run whose
+        key lookup at its start failed); ``False``: the key was told (:meth:`add_secrets`), or
+        will not be: write them (with ``flush="turn"``, at the turn's end). The run's end, or
+        :meth:`close`, writes them too, scrubbed of what is known then."""
+        if pending:
+            self._key_held = True
+        elif self._key_held:
+            self._key_held = False
+            if self.flush_mode == "entry":
+                self._write_held(stacklevel=3)
+
+    def _scrubbed(self, text: str) -> str:
+        """Held lines (``text``, whole lines) scrubbed of the secrets known now."""
+        if not (hinted(text) or self._holds_secret(text)):
+            return text
+        return "".join(scrub_json(line + "\n", self.secrets) for line in text.split("\n")[:-1])
 
     @property
     def steps(self) -> int:
@@ -391,9 +483,18 @@ class TranscriptRecorder(Journal):
         interpreter = self.interpreter or _which_interpreter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         writer = TranscriptFile.claim(self.path, create=True)  # before anything is truncated
+        try:
+            if not self.overwrite and _records_a_suspension(writer):
+                raise FileExistsError(
+                    f"{self.path}: it records a suspended run (tool calls wait for decisions), which a new recorder "
+                    "would destroy: resume that run into it (resume_suspended(..., transcript=path)), record this run "
+                    "to another path, or pass TranscriptRecorder(..., overwrite=True) to replace it")
+        except BaseException:
+            writer.close()
+            raise
         writer.truncate(0)
         self._writer, self._file = writer, writer.file
-        header = _header(self._state, self._config, interpreter, now_ms())
+        header = _header(self._state, self._config, interpreter, now_ms(), len(self._given))
         self._write(encode_bytes(header).decode("utf-8") + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:
@@ -401,7 +502,7 @@ class TranscriptRecorder(Journal):
 
     def _put(self, line: str, *, now: bool) -> None:
         """Write a scrubbed line (``now=False``: held until the turn ends with ``flush="turn"``)."""
-        if self.flush_mode == "turn" and not now:
+        if self._key_held or (self.flush_mode == "turn" and not now):
             self._buffer.append(line)
             return
         if self._buffer:
@@ -426,6 +527,10 @@ class TranscriptRecorder(Journal):
         appended now it would break the transcript's order."""
         if self._run is not None:
             self._buffer.append(self._end_run())
+        if not self._key_held:  # (lines held until the run's key is known wait for it, or close())
+            self._write_held(stacklevel=3)
+
+    def _write_held(self, *, stacklevel: int) -> None:
         if not self._buffer or self._file is None:
             return
         data = _utf8("".join(self._buffer))
@@ -433,13 +538,14 @@ class TranscriptRecorder(Journal):
         if os.fstat(self._file.fileno()).st_size != self._size:
             held = data.count(b"\n")
             warnings.warn(f"{self.path} was written by another writer since this recorder's last line; "
-                          f"its {held} held line(s) are dropped", RuntimeWarning, stacklevel=2)
+                          f"its {held} held line(s) are dropped", RuntimeWarning, stacklevel=stacklevel)
             return
         self._write_bytes(data)
 
     def close(self) -> None:
         """Write what is held back and close the file (recording after this is an error)."""
         try:
+            self._key_held = False  # the run goes no further: nothing more will be known
             self.flush()
         finally:
             self._closed = True
