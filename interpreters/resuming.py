@@ -161,8 +161,8 @@ def transcript_difference(suspension: Suspension, state: LoopState, where: str =
     in memory, or stored by the application) holds a secret a tool's result or the conversation
     quoted: such text matches whatever stands in the suspension where the marker stands."""
     found = suspension.difference(state, where)
-    if found is None:
-        return None
+    if found is None or not isinstance(state.phase, Suspended):
+        return found
     recorded = to_json(state)
     if REDACTED in compact_json(recorded) and _same_but_redacted(recorded, to_json(suspension.state)) \
             and _same_but_redacted(to_json(state.phase.pending), to_json(suspension.pending)):
