@@ -1387,7 +1387,12 @@ def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, 
                              "(transcript=path), and none was given: give a journal's recorder its own secrets=")
         return start(journal)
     from .resuming import continue_transcript  # built on the runners: imported when used
+    from .transcript import TranscriptRecorder
 
+    for journal_ in observers(journal):
+        if isinstance(journal_, TranscriptRecorder) and journal_.continues(transcript):
+            journal_.add_secrets(secrets)  # the journal that recorded the suspension goes on in the file
+            return start(journal)
     recorder = continue_transcript(transcript, suspension, config, secrets=secrets, fn="resume_suspended")
     try:
         return start((*observers(journal), recorder))

@@ -350,6 +350,16 @@ class TranscriptRecorder(Journal):
         if self._state is not None:
             self._state = state
 
+    def continues(self, path: str | os.PathLike[str]) -> bool:
+        """Whether this recorder recorded a run up to its suspension in the file at ``path``
+        (the same file, by any name): given as the resumed run's journal, it goes on with it."""
+        if not (self._closed and self._suspended):
+            return False
+        try:
+            return os.path.samefile(self.path, path)
+        except OSError:
+            return False
+
     def _go_on(self, state: LoopState) -> None:
         """Become the recorder that continues this file with the resumed run of ``state``."""
         from ..resuming import continue_transcript  # built on the runners: imported when used

@@ -163,3 +163,21 @@ def test_a_crash_resume_is_refused_without_the_recorders_secrets(flavour: Flavou
     assert messages[-1].text == "Connected."
     text = cut.read_text()
     assert PASSWORD not in text and "admin:[REDACTED]" in text
+
+
+def test_the_recorder_of_the_suspension_and_transcript_of_its_file_are_one_writer(flavour: Flavour,
+                                                                                   tmp_path: Path) -> None:
+    """``journal=`` the recorder of the suspension and ``transcript=`` its file: it goes on once."""
+    path = tmp_path / "run.jsonl"
+    context, config = AgentContext("s", (), [connect]), AgentLoopConfig(model=Model(id="m"))
+    model = ScriptedModel(reply, clock=clock)
+    CONNECTED.clear()
+    recorder = TranscriptRecorder(path, context, config)
+    _, _, suspension = flavour.start_suspending("Connect to prod", context, config, model, clock=clock,
+                                                journal=recorder)
+    _, messages, _ = flavour.resume(suspension, {"c1": Approve()}, context, config, model, clock=clock,
+                                    journal=recorder, transcript=tmp_path / "." / "run.jsonl", secrets=[PASSWORD])
+    assert messages[-1].text == "Connected." and CONNECTED == ["prod"]
+    text = path.read_text()
+    assert text.count('"resumed_suspension"') == 1 and PASSWORD not in text
+    assert replay(path).finished
