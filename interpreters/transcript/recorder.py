@@ -176,7 +176,13 @@ class TranscriptRecorder(Journal):
     streamed, which are held and written as one line when the block ends (a crash loses only
     them, and ``resume`` asks for an interrupted reply again anyway); ``flush="turn"`` holds the
     lines of a turn and writes them with one call at its end (a crash loses at most the current
-    turn). ``fsync=True`` also forces each write to disk. ``secrets`` adds strings that must never be written.
+    turn). ``fsync=True`` also forces each write to disk. ``secrets`` adds strings that must never be
+    written: the header says how many were given (never them), and a resume into the file must be
+    given them again. Until the run's ``get_api_key`` has given its key, lines are held back
+    (:meth:`keys_pending`). The file at ``path`` is replaced, but for the transcript of a run that
+    suspended (tool calls wait for decisions), which is refused with ``FileExistsError`` at the
+    first step, before anything is truncated, unless ``overwrite=True``. Given as the journal of
+    the resumed run of the suspension it recorded, a recorder goes on recording it in its file.
     """
 
     def __init__(
@@ -369,8 +375,8 @@ class TranscriptRecorder(Journal):
         other = continue_transcript(self.path, Suspension(state, state.phase.pending), self._config,
                                     secrets=self._given, flush=self.flush_mode, fsync=self.fsync)
         self.__dict__.update(other.__dict__)
-        other._writer = other._file = None  # the file is this recorder's now
-        other._closed = True
+        other._writer = other._file = None  # the file (and what is held) is this recorder's now
+        other._buffer, other._closed = [], True
         self.secrets = self.encoder.secrets = merge_secrets(self.secrets, known)
 
     def run_closed(self) -> None:
