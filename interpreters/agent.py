@@ -45,6 +45,7 @@ import concurrent.futures
 import dataclasses
 import inspect
 import logging
+import os
 import threading
 import weakref
 from collections import deque
@@ -146,6 +147,17 @@ class AgentState:
     pending_tool_calls: frozenset[str] = frozenset()
     error: str | None = None
     suspension: Suspension | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Resumption:
+    """What :meth:`Agent.resume` goes on with: the suspension, its decisions, and where the
+    resumed run is recorded (``transcript``, ``secrets``: as for ``resume_suspended``)."""
+
+    suspension: Suspension
+    decisions: dict[str, Decision]
+    transcript: str | os.PathLike[str] | None
+    secrets: Sequence[str]
 
 
 @dataclass(slots=True)
@@ -548,15 +560,24 @@ class Agent:
         self._state.suspension = suspension
         self._decisions = {}
 
-    async def resume(self) -> None:
+    async def resume(self, *, transcript: str | os.PathLike[str] | None = None, secrets: Sequence[str] = ()) -> None:
         """Go on with the suspended run with the decisions taken (every pending call needs one:
-        ``ValueError`` naming the others, before anything runs). The run may suspend again."""
+        ``ValueError`` naming the others, before anything runs). The run may suspend again.
+
+        Recording: a ``TranscriptRecorder`` among the agent's journals that recorded the run up
+        to its suspension goes on recording it in its file. ``transcript`` (the path of the
+        transcript that recorded the run up to its suspension, say by another process's agent)
+        goes on in that file instead, never writing ``secrets`` (give the ones its recorder was
+        given), as ``resume_suspended(..., transcript=, secrets=)``. A resume refused before the
+        run starts (bad decisions, a transcript that is not this suspension's, a journal that
+        cannot record it) raises, and leaves the agent as it was: still suspended, its
+        conversation and decisions unchanged."""
         suspension = self._state.suspension
         if suspension is None:
             raise RuntimeError(NOT_SUSPENDED)
         if self._idle is not None:
             raise AgentBusyError(CONTINUE_BUSY)
-        await self._run(None, resuming=(suspension, dict(self._decisions)))
+        await self._run(None, resuming=_Resumption(suspension, dict(self._decisions), transcript, secrets))
 
     def _check_not_suspended(self) -> None:
         if self._state.suspension is not None:
@@ -657,43 +678,46 @@ class Agent:
         )
 
     async def _run(self, prompts: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False,
-                   taken_from: deque[AgentMessage] | None = None,
-                   resuming: tuple[Suspension, dict[str, Decision]] | None = None) -> None:
+                   taken_from: deque[AgentMessage] | None = None, resuming: _Resumption | None = None) -> None:
         state = self._state
         model = state.model
         if model is None:
             raise RuntimeError(NO_MODEL)
-        if resuming is not None:  # bad decisions raise here, before the agent is busy
-            config = self._config(model, False, _Run(AbortSignal()))
+        signal = AbortSignal()
+        run = _Run(signal)
+        resumed: aio.AgentEventStream | None = None
+        if resuming is not None:
+            # Refused here, before the agent is busy, changing nothing: bad decisions, a transcript
+            # that cannot go on with this suspension, a journal that cannot record the run.
             context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
-            aio.resume_suspended(resuming[0], resuming[1], context=context, config=config, clock=self.clock)
+            resumed = aio.resume_suspended(
+                resuming.suspension, resuming.decisions, context=context, config=self._config(model, False, run),
+                signal=signal, stream_fn=self.stream_fn, clock=self.clock, journal=self.journal,
+                transcript=resuming.transcript, secrets=resuming.secrets)
         # Everything up to the first await happens at once: a second prompt() sees the run.
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        signal = AbortSignal()
         self._idle, self._signal = idle, signal
         state.is_streaming = True
         state.stream_message = None
         state.pending_tool_calls = frozenset()
         state.error = None
-        run = _Run(signal)
         if taken_from is not None and prompts is not None:
             run.take(taken_from, prompts)
         self._current = run
         pump: asyncio.Task[None] | None = None
         try:
-            config = self._config(model, skip_initial_steering_poll, run)
-            context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
-            if resuming is not None:
-                stream = aio.resume_suspended(resuming[0], resuming[1], context=context, config=config,
-                                              signal=signal, stream_fn=self.stream_fn, clock=self.clock,
-                                              journal=self.journal)
+            if resumed is not None:
+                stream = resumed
                 state.suspension, self._decisions = None, {}
-            elif prompts is None:
-                stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock,
-                                                 journal=self.journal)
             else:
-                stream = aio.agent_loop(prompts, context, config, signal, self.stream_fn, clock=self.clock,
-                                        journal=self.journal)
+                config = self._config(model, skip_initial_steering_poll, run)
+                context = AgentContext(state.system_prompt, tuple(state.messages), tuple(state.tools))
+                if prompts is None:
+                    stream = aio.agent_loop_continue(context, config, signal, self.stream_fn, clock=self.clock,
+                                                     journal=self.journal)
+                else:
+                    stream = aio.agent_loop(prompts, context, config, signal, self.stream_fn, clock=self.clock,
+                                            journal=self.journal)
             # The events are consumed in a private task: the asyncio interpreter aborts a stream
             # by cancelling the task iterating it, and that cancellation must stay in there.
             pump = asyncio.ensure_future(self._pump(stream, run))
@@ -909,8 +933,8 @@ class SyncAgent:
     def wait_for_idle(self) -> None:
         self._wait(self.agent.wait_for_idle())
 
-    def resume(self) -> None:
-        self._wait(self.agent.resume())
+    def resume(self, *, transcript: str | os.PathLike[str] | None = None, secrets: Sequence[str] = ()) -> None:
+        self._wait(self.agent.resume(transcript=transcript, secrets=secrets))
 
     @property
     def pending(self) -> tuple[PendingCall, ...]:

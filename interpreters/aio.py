@@ -617,14 +617,16 @@ def resume_suspended(
     journal: Journals = None,
     clock: Callable[[], int] = now_ms,
     transcript: str | os.PathLike[str] | None = None,
+    secrets: Sequence[str] = (),
 ) -> AgentEventStream:
     """Go on with a suspended run (asyncio): :func:`interpreters.resume_suspended`, with an
     async event stream. Missing, unknown or wrong-kind decisions raise ``ValueError`` at once;
-    with ``transcript``, a suspension resumed into it already raises ``AlreadyResumed``."""
+    with ``transcript``, a suspension resumed into it already raises ``AlreadyResumed``, and
+    fewer ``secrets`` than its recorder was given a ``ValueError``."""
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
     state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
-    return AgentEventStream(with_transcript(journal, transcript, suspension, config, lambda journals: AsyncRun(
+    return AgentEventStream(with_transcript(journal, transcript, suspension, config, secrets, lambda journals: AsyncRun(
         state, context.tools, config, first, signal, stream_fn, journals, clock)))
 
 

@@ -209,6 +209,13 @@ class Journal(abc.ABC):
         """API keys the run resolved (``get_api_key``'s answer, the provider's environment
         variable): keep them out of whatever is written."""
 
+    def keys_pending(self, pending: bool) -> None:
+        """``True``: the run will use an API key that ``get_api_key`` has not given yet, and
+        what the run does meanwhile may quote it (a conversation holding it, a tool's result):
+        hold back what would be written. ``False``: the key is known now (:meth:`add_secrets`
+        was told it first) or the run goes on without it: write what is held. (The transcript
+        recorder holds its lines; a journal that writes nothing needs do nothing.)"""
+
 
 Journals: TypeAlias = "Journal | Sequence[Journal] | None"
 """What ``journal=`` accepts: one observer, several, or none."""
@@ -242,8 +249,15 @@ class Driver:
         self.fed = False
         self.journals = observers(journal)
         self.clock = clock
-        for observer in self.journals:
-            observer.run_started(state)
+        started: list[Journal] = []
+        try:
+            for observer in self.journals:
+                observer.run_started(state)
+                started.append(observer)
+        except BaseException:
+            for observer in started:  # the run will not start: those told it did let go (of a file)
+                observer.run_closed()
+            raise
 
     @property
     def ended(self) -> bool:
@@ -384,8 +398,11 @@ class Run:
         self.secrets_told: set[str] = set()
         self.keys_first = not self.finished and (type(first) is Resumed or (first is None and bool(outstanding)))
         """A resumed run (decisions, or effects left outstanding by a crash) asks ``get_api_key``
-        before its first step: its first lines (a tool's result) come before its first model
-        call, and must already be scrubbed of the key."""
+        before its first step when it has journals: its first lines (a tool's result) come
+        before its first model call, and must already be scrubbed of the key."""
+        self.keys_held = False
+        """The journals hold back what they write until a ``get_api_key`` answer tells them the
+        key (:meth:`Journal.keys_pending`)."""
         self.messages: tuple[AgentMessage, ...] = tuple(state.new_messages) if self.finished else ()
         self.suspension: Suspension | None = (
             Suspension(state, state.phase.pending) if suspended and isinstance(state.phase, Suspended) else None)
@@ -436,8 +453,12 @@ class Run:
         a hook effect, or :data:`WAIT` (wait for an answer). ``RunEnded`` and ``CancelLlm`` are
         taken here; after the end, a fatal failure of user code is raised."""
         provider = self.driver.state.run.model.provider
-        if self.keys_first and self.config.get_api_key is not None:
-            yield KeyLookup(provider)  # carried out as a hook; the journals are told the key
+        if self.config.get_api_key is not None and self.driver.journals and not self.finished:
+            if self.keys_first:
+                yield KeyLookup(provider)  # carried out as a hook; the journals are told the key
+            else:  # a fresh run: held until its first model call asks get_api_key (no extra call)
+                self.keys_used(provider, self.config.api_key)
+                self.hold_for_key(True)
         else:
             self.keys_used(provider, self.config.api_key)
         if self.first is not None:
@@ -554,14 +575,29 @@ class Run:
     def key_looked_up(self, lookup: KeyLookup, returned: Returned | None) -> None:
         """What ``get_api_key`` gave at a resumed run's start: the journals are told the key
         (the config's ``api_key`` when it gave none). What it raised is left to the first model
-        call, which asks again and reports it; a fatal exception stops the run."""
+        call, which asks again and reports it (a fatal exception stops the run); meanwhile the
+        journals hold back what they write, which may quote the key not known yet."""
         key = self.config.api_key
+        known = False
         if returned is not None:
             if isinstance(returned.error, FATAL):
                 self.stop_for(returned.error)
-            elif returned.error is None and isinstance(returned.value, str) and returned.value:
-                key = returned.value
+            elif returned.error is None:
+                known = True
+                if isinstance(returned.value, str) and returned.value:
+                    key = returned.value
         self.keys_used(lookup.provider, key)
+        if not known:
+            self.hold_for_key(True)
+
+    def hold_for_key(self, held: bool) -> None:
+        """Have the journals hold back what they write until the key is known (``True``), or
+        write it (``False``)."""
+        if held == self.keys_held:
+            return
+        self.keys_held = held
+        for journal in self.driver.journals:
+            journal.keys_pending(held)
 
     def key_call(self, effect: CallLlm) -> HookCall | None:
         """``get_api_key`` for ``effect``, called like a hook (``None``: the config has none)."""
@@ -577,6 +613,8 @@ class Run:
         if returned is not None:
             key = returned.get() or key
         self.keys_used(effect.model.provider, key)
+        if self.keys_held:
+            self.hold_for_key(False)
         return key
 
     def keys_used(self, provider: str, key: str | None) -> None:
@@ -1335,16 +1373,27 @@ _R = TypeVar("_R")
 
 
 def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, config: AgentLoopConfig,
-                    start: Callable[[Journals], _R]) -> _R:
+                    secrets: Sequence[str], start: Callable[[Journals], _R]) -> _R:
     """``start(journals)``: the run of a resumed suspension, given ``journal=`` and the recorder
-    that continues ``transcript`` (a path, or ``None``: none). That recorder claims the file
-    before it reads it (:func:`interpreters.resuming.continue_transcript`: a suspension is
-    resumed at most once per transcript), and lets go of it if the run cannot start."""
+    that continues ``transcript`` (a path, or ``None``: none) and never writes ``secrets``. That
+    recorder claims the file before it reads it (:func:`interpreters.resuming.continue_transcript`:
+    a suspension is resumed at most once per transcript), and lets go of it if the run cannot
+    start."""
+    if isinstance(secrets, str):
+        raise TypeError("resume_suspended() argument 'secrets' must be a list of strings, not a str")
     if transcript is None:
+        if secrets:
+            raise ValueError("resume_suspended(): secrets= is for the transcript the run goes on in "
+                             "(transcript=path), and none was given: give a journal's recorder its own secrets=")
         return start(journal)
     from .resuming import continue_transcript  # built on the runners: imported when used
+    from .transcript import TranscriptRecorder
 
-    recorder = continue_transcript(transcript, suspension, config)
+    for journal_ in observers(journal):
+        if isinstance(journal_, TranscriptRecorder) and journal_.continues(transcript):
+            journal_.add_secrets(secrets)  # the journal that recorded the suspension goes on in the file
+            return start(journal)
+    recorder = continue_transcript(transcript, suspension, config, secrets=secrets, fn="resume_suspended")
     try:
         return start((*observers(journal), recorder))
     except BaseException:

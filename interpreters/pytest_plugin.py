@@ -113,7 +113,7 @@ class AgentRecording:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         failure: str | None = None
         try:
-            with TranscriptRecorder(self.path, context, config) as recorder:
+            with TranscriptRecorder(self.path, context, config, overwrite=True) as recorder:  # records again
                 stream = agent_loop(prompts, context, config, stream_fn=stream_fn, journal=recorder,
                                     clock=clock or now_ms)
                 self.events = list(stream)

@@ -29,7 +29,9 @@ thread or process), and a crash resume never appends to a run another writer sti
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,6 +68,7 @@ from .driver import with_config_model
 from .replay import Comparator, Divergence, ReplayDivergence, ReplayOptions, step_recorded
 from .secrets import REDACTED
 from .signal import AbortSignal
+from .transcript.format import CALLER_SECRETS
 from .transcript import (
     EffectEncoder,
     FlushMode,
@@ -79,7 +82,7 @@ from .transcript import (
     read_transcript,
 )
 
-__all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume"]
+__all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume", "transcript_difference"]
 
 
 class AlreadyResumed(TranscriptError):
@@ -151,6 +154,39 @@ def _plan(t: Transcript) -> _Plan:
     return _Plan(state, [e for e, _ in open_.values()], t.steps, cmp.encoder, False, suspended_at)
 
 
+def transcript_difference(suspension: Suspension, state: LoopState, where: str = "the transcript") -> str | None:
+    """How ``state``, read back from a transcript, is not the point of its run where
+    ``suspension`` suspended (``None``: it is): :meth:`~agentcore.Suspension.difference`, but
+    for text the recorder redacted. A transcript holds ``[REDACTED]`` where the suspension (kept
+    in memory, or stored by the application) holds a secret a tool's result or the conversation
+    quoted: such text matches whatever stands in the suspension where the marker stands."""
+    found = suspension.difference(state, where)
+    if found is None or not isinstance(state.phase, Suspended):
+        return found
+    recorded = to_json(state)
+    if REDACTED in compact_json(recorded) and _same_but_redacted(recorded, to_json(suspension.state)) \
+            and _same_but_redacted(to_json(state.phase.pending), to_json(suspension.pending)):
+        return None
+    return found
+
+
+def _same_but_redacted(recorded: Any, value: Any) -> bool:
+    """Whether the JSON ``value`` is ``recorded`` but where a string of ``recorded`` holds
+    ``[REDACTED]``, which stands for any text (one character or more)."""
+    if type(recorded) is str and type(value) is str:
+        if recorded == value:
+            return True
+        if REDACTED not in recorded:
+            return False
+        pattern = ".+?".join(re.escape(part) for part in recorded.split(REDACTED))
+        return re.fullmatch(pattern, value, re.S) is not None
+    if isinstance(recorded, dict) and isinstance(value, dict):
+        return recorded.keys() == value.keys() and all(_same_but_redacted(v, value[k]) for k, v in recorded.items())
+    if isinstance(recorded, list) and isinstance(value, list):
+        return len(recorded) == len(value) and all(_same_but_redacted(a, b) for a, b in zip(recorded, value))
+    return bool(recorded == value) and type(recorded) is type(value)
+
+
 def _decided(decision: Any) -> str:
     if type(decision) is Approve:
         return "approved" if decision.arguments is None else "approved with edited arguments"
@@ -163,7 +199,7 @@ def _resumed_text(path: str | os.PathLike[str], t: Transcript, plan: _Plan, susp
     """Why ``suspension`` cannot be resumed into ``t``: it records that it was resumed already
     (``None``: it does not)."""
     for index, state in plan.suspended_at:
-        if index + 1 < len(t.entries) and suspension.is_at(state):
+        if index + 1 < len(t.entries) and transcript_difference(suspension, state) is None:
             after = t.entries[index + 1]
             if type(after.input) is not Resumed:
                 continue
@@ -173,21 +209,63 @@ def _resumed_text(path: str | os.PathLike[str], t: Transcript, plan: _Plan, susp
     return None
 
 
-def _claim(path: str | os.PathLike[str]) -> tuple[TranscriptFile, Transcript]:
+def _claim(path: str | os.PathLike[str]) -> tuple[TranscriptFile, Transcript, bytes]:
     """Claim the transcript at ``path`` (no other writer goes on with it), then read it through
-    the claim: what is appended to is what was read."""
+    the claim: what is appended to is what was read (also given, as bytes)."""
     claimed = TranscriptFile.claim(path, create=False)
     try:
-        return claimed, parse_transcript(claimed.read(), Path(path))
+        data = claimed.read()
+        return claimed, parse_transcript(data, Path(path)), data
     except BaseException:
         claimed.close()
         raise
 
 
+def _count(value: Any, where: str, path: str | os.PathLike[str]) -> int:
+    if type(value) is not int or value < 0:
+        raise TranscriptError(f"{where}: {CALLER_SECRETS} is {value!r}, not a count", path=path)
+    return value
+
+
+def _secrets_recorded(path: str | os.PathLike[str], t: Transcript, data: bytes) -> int:
+    """How many secrets of their callers (``secrets=``) the recorders of ``t`` were given, at
+    most: the header's count, and each resume line's (``data``: the file's bytes)."""
+    most = _count(t.header.get(CALLER_SECRETS, 0), "line 1", path)
+    if b'"' + CALLER_SECRETS.encode() + b'"' in data:
+        for number, line in enumerate(data.split(b"\n")[1:], start=2):
+            if line.startswith(b'{"resumed_'):
+                try:
+                    marker = json.loads(line)
+                except ValueError:
+                    continue  # (a torn last line; the reader has warned)
+                if isinstance(marker, dict):
+                    most = max(most, _count(marker.get(CALLER_SECRETS, 0), f"line {number}", path))
+    return most
+
+
+def _check_secrets(path: str | os.PathLike[str], t: Transcript, data: bytes, secrets: Sequence[str],
+                   fn: str) -> int:
+    """Refuse to go on with ``t`` given fewer secrets than its recorders were given (they must
+    never be written, and the transcript does not hold them); the number given, each once."""
+    given = len(set(s for s in secrets if s))
+    needed = _secrets_recorded(path, t, data)
+    if given < needed:
+        them = "it" if needed == 1 else "them"
+        raise ValueError(
+            f"{path}: its recorder was given {needed} secret{'' if needed == 1 else 's'} to keep out of it "
+            f"(secrets=), which the transcript does not hold: give {them} again, {fn}(..., secrets=[...]) "
+            f"({given} given), so that the run that goes on in it never writes {them} either")
+    return given
+
+
+def _marker(marker: dict[str, Any], given: int) -> dict[str, Any]:
+    return {**marker, CALLER_SECRETS: given} if given else marker
+
+
 def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets: Sequence[str],
                   flush: FlushMode, fsync: bool, fn: str) -> tuple[_Plan, TranscriptRecorder | None]:
     try:
-        claimed, t = _claim(path)
+        claimed, t, data = _claim(path)
     except TranscriptBusy as busy:
         # Another writer holds it: a run that is over (finished, or suspended) is only read.
         try:
@@ -210,9 +288,10 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
         if scrubbed:
             warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted "
                           f"({', '.join(scrubbed)}): it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
+        given = _check_secrets(path, t, data, secrets, fn)
         if t.torn:
             claimed.truncate(t.size)  # drop the torn line before appending
-        marker = {"resumed_from_step": plan.base_step, "at": now_ms()}
+        marker = _marker({"resumed_from_step": plan.base_step, "at": now_ms()}, given)
         recorder = TranscriptRecorder.appending(path, config, base_step=plan.base_step, encoder=plan.encoder,
                                                  marker=marker, version=t.version, flush=flush, fsync=fsync,
                                                  secrets=secrets, claimed=claimed)
@@ -225,11 +304,12 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
 def continue_transcript(
     path: str | os.PathLike[str],
     suspension: Suspension,
-    config: AgentLoopConfig,
+    config: AgentLoopConfig | None,
     *,
     secrets: Sequence[str] = (),
     flush: FlushMode = "entry",
     fsync: bool = False,
+    fn: str = "continue_transcript",
 ) -> TranscriptRecorder:
     """The recorder that records the resumed run of ``suspension`` at the end of ``path``, the
     transcript that recorded the run up to its suspension.
@@ -244,9 +324,14 @@ def continue_transcript(
     then. The resumed run's steps follow the suspended step, after a
     ``{"resumed_suspension": <step>, "at": ...}`` line (readers skip it): a strict replay of
     the file replays the suspension and the resumed run as one run.
+
+    ``secrets``: as for the recorder, strings never to be written, besides the config's keys.
+    A transcript holds how many secrets its recorder was given (never the secrets): fewer given
+    here is refused with a ``ValueError`` before anything is written (``fn`` names the caller
+    in it), since the resumed run would write them in clear.
     """
     try:
-        claimed, t = _claim(path)
+        claimed, t, data = _claim(path)
     except TranscriptBusy as busy:
         raise AlreadyResumed(_busy_text(path, suspension, busy)) from busy
     try:
@@ -258,12 +343,13 @@ def continue_transcript(
         if not isinstance(state.phase, Suspended):
             raise TranscriptError(f"{path}: the run it records is not suspended (phase {state.phase.name}): "
                                   "there is nothing to resume into it")
-        difference = suspension.difference(state, "the transcript")  # in JSON form, as the transcript holds it
+        difference = transcript_difference(suspension, state)  # in JSON form, as the transcript holds it
         if difference is not None:
             raise TranscriptError(f"{path}: the run it records {difference}: not this suspension")
+        given = _check_secrets(path, t, data, secrets, fn)
         if t.torn:
             claimed.truncate(t.size)
-        marker = {"resumed_suspension": t.steps, "at": now_ms()}
+        marker = _marker({"resumed_suspension": t.steps, "at": now_ms()}, given)
         return TranscriptRecorder.appending(path, config, base_step=t.steps, encoder=plan.encoder, marker=marker,
                                             version=t.version, flush=flush, fsync=fsync, secrets=secrets,
                                             claimed=claimed)

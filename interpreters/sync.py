@@ -482,6 +482,7 @@ def resume_suspended(
     journal: Journals = None,
     clock: Callable[[], int] = now_ms,
     transcript: str | os.PathLike[str] | None = None,
+    secrets: Sequence[str] = (),
 ) -> AgentEventStream:
     """Go on with a suspended run: ``decisions`` maps each pending call's id to ``Approve()``
     (``Approve(arguments=...)`` runs it with edited arguments, validated again), ``Deny(reason)``
@@ -497,8 +498,13 @@ def resume_suspended(
     ``transcript`` (the path of the transcript that recorded the run up to its suspension) goes
     on recording the run at its end (:func:`interpreters.resuming.continue_transcript`): a
     suspension is resumed at most once per transcript, a second resume of it raises
-    ``AlreadyResumed`` before anything runs. Each tool gets its call's id, the same as in the
-    run that suspended: its idempotency key (``docs/approvals.md``).
+    ``AlreadyResumed`` before anything runs. ``secrets``: strings the continued transcript must
+    never hold, as the recorder's ``secrets=`` (give the ones the transcript's recorder was given:
+    a transcript does not hold them, only how many, and fewer is refused with a ``ValueError``
+    before anything runs). A journal's ``TranscriptRecorder`` that recorded the run up to this
+    suspension goes on recording it at the end of its own file, with its own secrets (as with
+    ``transcript=``). Each tool gets its call's id, the same as in the run that suspended: its
+    idempotency key (``docs/approvals.md``).
 
     >>> from agentcore import AgentContext, AgentLoopConfig, Model, Approve
     >>> from interpreters import ScriptedModel, agent_loop, tool
@@ -519,7 +525,7 @@ def resume_suspended(
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
     state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
     first = resumed_input(decisions, suspension, clock, "resume_suspended")
-    return AgentEventStream(with_transcript(journal, transcript, suspension, config, lambda journals: SyncRun(
+    return AgentEventStream(with_transcript(journal, transcript, suspension, config, secrets, lambda journals: SyncRun(
         state, context.tools, config, first, signal, stream_fn, journals, clock)))
 
 

@@ -348,7 +348,7 @@ def writable(path: Path, what: str = "the transcript") -> Path:
 def open_recorder(path: Path, context: AgentContext, config: AgentLoopConfig) -> Any:
     from ..transcript import TranscriptRecorder
 
-    return TranscriptRecorder(writable(path), context, config)
+    return TranscriptRecorder(writable(path), context, config, overwrite=True)  # --record names the file to write
 
 
 def event_json(event: AgentEvent) -> Any:

@@ -29,7 +29,9 @@ from agentcore.stream import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEv
 from ..secrets import hinted, scrub_json
 
 __all__ = [
+    "CALLER_SECRETS",
     "DELTAS",
+    "DELTA_HEADER_LINE",
     "DELTA_LINE",
     "DIGESTS_VERSION",
     "ENCODER_DIGESTS_VERSION",
@@ -59,6 +61,11 @@ ENCODER_DIGESTS_VERSION: Final = 5
 ``json`` module's, which writes some numbers differently: ``1.5e-05`` for ``0.000015``)."""
 
 FlushMode = Literal["entry", "turn"]
+
+CALLER_SECRETS: Final = "caller_secrets"
+"""The header's (and a resume line's) count of the secrets its recorder was given
+(``secrets=``): never their values, which a transcript must not hold; a resume asks for at least
+as many again."""
 
 
 class TranscriptError(ValueError):
@@ -93,6 +100,9 @@ UPDATE_DIGEST: Final = '{"type":"emit","event":{"type":"message_update","digest"
 DELTA_LINE: Final = ('{"step":%d,"input":{"type":"stream_event_received","id":%d,"event":{"type":"%s",'
                      '"content_index":%d,"delta":%s},"at":%d},"effects":[%s]}\n')
 """The step line of one stream delta (the reader gives each step of a run this text)."""
+DELTA_HEADER_LINE: Final = ('{"step":%d,"input":{"type":"stream_event_received","id":%d,"event":{"type":"%s",'
+                            '"content_index":%d,"delta":%s,"header":%s},"at":%d},"effects":[%s]}\n')
+"""The step line of one stream delta whose partial brought a new header (its JSON text last)."""
 RUN_LINE: Final = ('{"step":%d,"last":%d,"deltas":{"id":%d,"type":"%s","content_index":%d,"text":%s,"at":%s%s}}'
                    '\n')
 """A ``deltas`` line: consecutive deltas of one block, from ``step`` to ``last``."""

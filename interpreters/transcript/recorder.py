@@ -4,7 +4,8 @@
 interpreter as ``journal=``. Every line is written whole, with one ``write`` call of the
 complete line including its ``"\\n"``: a line without its newline is a torn write from a crash,
 which the reader drops with a warning. Consecutive deltas of one content block are held and
-written as one ``deltas`` line (a "run") when the block ends, scrubbed as one text. Every line
+written as one ``deltas`` line (a "run") when the block ends, scrubbed as one text (a delta that
+changed the reply's header is a step line of its own within the run). Every line
 is scrubbed of the run's secrets before it is written (:mod:`interpreters.secrets`). A recorder
 records one run: it claims its file against any other writer when it writes its first line
 (:mod:`~interpreters.transcript.writer`) and lets go of it when the run ends or suspends, or
@@ -36,6 +37,7 @@ from agentcore.config import hooks_set
 from agentcore.effects import Emit, RunEnded, RunSuspended
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
 from agentcore.inputs import StreamEventReceived
+from agentcore.state import Suspended, Suspension
 from agentcore.stream import PartialAssistantMessage, StartEvent
 
 from ..clock import now_ms
@@ -44,6 +46,8 @@ from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
 from .writer import TranscriptFile
 from .format import (
+    CALLER_SECRETS,
+    DELTA_HEADER_LINE,
     DELTA_LINE,
     DELTAS,
     DIGESTS_VERSION,
@@ -64,8 +68,10 @@ __all__ = [
 ]
 
 
-def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, created_at: int) -> dict[str, Any]:
+def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, created_at: int,
+            given: int) -> dict[str, Any]:
     hooks = sorted(hooks_set(config)) if config is not None else sorted(state.hooks)
+    counted = {CALLER_SECRETS: given} if given else {}
     return {
         "transcript": FORMAT,
         "version": VERSION,
@@ -76,8 +82,46 @@ def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, 
         "tools": prepared(state.tools),
         "hooks": hooks,
         "interpreter": interpreter,
+        **counted,
         "initial_state": prepared(state),
     }
+
+
+def _distinct(secrets: Sequence[str]) -> tuple[str, ...]:
+    """The caller's secrets, each once (empty ones left out)."""
+    return tuple(dict.fromkeys(s for s in secrets if s))
+
+
+_SUSPENDED_EFFECT: Final = re.compile(rb'\{\s*"type"\s*:\s*"run_suspended"')
+_A_TRANSCRIPT: Final = re.compile(rb'\s*\{\s*"transcript"\s*:\s*"agentcore-fx"')
+_TAIL: Final = 1 << 16
+
+
+def _records_a_suspension(writer: TranscriptFile) -> bool:
+    """Whether the claimed file is a transcript whose last step suspended its run: tool calls
+    wait for decisions (a resume line after it, with no step yet, leaves it suspended)."""
+    fd = writer.fileno()
+    end = os.fstat(fd).st_size
+    if end == 0 or _A_TRANSCRIPT.match(os.pread(fd, 64, 0)) is None:
+        return False
+    while end > 0:
+        start = _line_start(fd, end - 1)  # (the line's own newline is not looked at)
+        line = os.pread(fd, end - start, start)
+        if not line.lstrip().startswith(b'{"resumed_'):
+            return line.startswith(b'{"step"') and _SUSPENDED_EFFECT.search(line) is not None
+        end = start
+    return False
+
+
+def _line_start(fd: int, end: int) -> int:
+    """Where the line that ends before ``end`` starts (after the newline before it, or 0)."""
+    while end > 0:
+        start = max(0, end - _TAIL)
+        found = os.pread(fd, end - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
 
 
 def _which_interpreter() -> str:
@@ -90,12 +134,13 @@ def _which_interpreter() -> str:
 
 class _DeltaRun:
     """Consecutive stream deltas of one content block, each answered by one ``message_update``
-    (``header``: the header of the partial their events carry)."""
+    (``header``: the header of the partial the last one carries; ``headers``: the new header
+    each delta that changed it brought, by its index in the run, or ``None``: none did)."""
 
-    __slots__ = ("step", "id", "kind", "index", "header", "texts", "ats")
+    __slots__ = ("step", "id", "kind", "index", "header", "texts", "ats", "headers")
 
     def __init__(self, step: int, id: int, kind: type, index: int, header: Any, texts: list[str],
-                 ats: list[int]) -> None:
+                 ats: list[int], headers: dict[int, Any] | None) -> None:
         self.step = step
         self.id = id
         self.kind: Any = kind
@@ -103,6 +148,7 @@ class _DeltaRun:
         self.header = header
         self.texts = texts
         self.ats = ats
+        self.headers = headers
 
 
 class TranscriptRecorder(Journal):
@@ -130,7 +176,13 @@ class TranscriptRecorder(Journal):
     streamed, which are held and written as one line when the block ends (a crash loses only
     them, and ``resume`` asks for an interrupted reply again anyway); ``flush="turn"`` holds the
     lines of a turn and writes them with one call at its end (a crash loses at most the current
-    turn). ``fsync=True`` also forces each write to disk. ``secrets`` adds strings that must never be written.
+    turn). ``fsync=True`` also forces each write to disk. ``secrets`` adds strings that must never be
+    written: the header says how many were given (never them), and a resume into the file must be
+    given them again. Until the run's ``get_api_key`` has given its key, lines are held back
+    (:meth:`keys_pending`). The file at ``path`` is replaced, but for the transcript of a run that
+    suspended (tool calls wait for decisions), which is refused with ``FileExistsError`` at the
+    first step, before anything is truncated, unless ``overwrite=True``. Given as the journal of
+    the resumed run of the suspension it recorded, a recorder goes on recording it in its file.
     """
 
     def __init__(
@@ -144,6 +196,7 @@ class TranscriptRecorder(Journal):
         fsync: bool = False,
         interpreter: str | None = None,
         secrets: Sequence[str] = (),
+        overwrite: bool = False,
     ) -> None:
         if flush not in ("entry", "turn"):
             raise ValueError(f"flush must be 'entry' or 'turn', not {flush!r}")
@@ -155,8 +208,12 @@ class TranscriptRecorder(Journal):
         self.flush_mode: FlushMode = flush
         self.fsync = fsync
         self.interpreter = interpreter
+        self.overwrite = overwrite
         self.secrets = known_secrets(config, secrets)
         self.encoder = EffectEncoder(secrets=self.secrets)
+        self._given = _distinct(secrets)
+        self._key_held = False
+        self._suspended = False
         self._steps = 0
         self._state: LoopState | None = state
         self._config = config
@@ -191,7 +248,11 @@ class TranscriptRecorder(Journal):
         self.flush_mode = flush
         self.fsync = fsync
         self.interpreter = None
+        self.overwrite = False
         self.secrets = known_secrets(config, secrets)
+        self._given = _distinct(secrets)
+        self._key_held = False
+        self._suspended = False
         self.encoder = encoder
         encoder.secrets, encoder.digests, encoder.version = self.secrets, version >= DIGESTS_VERSION, version
         self._steps = base_step
@@ -239,7 +300,7 @@ class TranscriptRecorder(Journal):
                     self._header = partial.header
                 elif partial.header is not self._header:
                     header = self._header = partial.header
-        if (header is None and type(input) is StreamEventReceived and len(effects) == 1
+        if (type(input) is StreamEventReceived and len(effects) == 1
                 and type(input.event) in DELTAS and type(input.at) is int and self._runs):
             e0 = effects[0]
             ev = input.event
@@ -249,10 +310,14 @@ class TranscriptRecorder(Journal):
             if own:
                 run = self._run
                 if run is not None and type(ev) is run.kind and ev.content_index == run.index and input.id == run.id:
+                    if header is not None:  # a new usage, say: the run goes on (scrubbed as one text)
+                        if run.headers is None:
+                            run.headers = {}
+                        run.headers[len(run.texts)] = run.header = header
                     run.texts.append(ev.delta)  # (a partial whose header is not one: see the hot path)
                     run.ats.append(input.at)
                 else:
-                    self._start_run(self._offset + step, input)
+                    self._start_run(self._offset + step, input, header)
                 return
         if self._file is None:
             self._open()
@@ -266,6 +331,7 @@ class TranscriptRecorder(Journal):
             kind = type(e)
             if kind is RunEnded or kind is RunSuspended:
                 end_of_run = True
+                self._suspended = kind is RunSuspended
             elif kind is Emit and type(e.event) is TurnEndEvent:  # type: ignore[union-attr]
                 end_of_turn = True
         self._put(held + line, now=end_of_turn or end_of_run)
@@ -275,7 +341,13 @@ class TranscriptRecorder(Journal):
     def run_started(self, state: LoopState) -> None:
         """The run starts from ``state``: the header's initial state (a resumed run starts from
         its suspended state). A recorder records one run: one that recorded a run already is
-        refused (``ValueError``), before anything runs."""
+        refused (``ValueError``), before anything runs, but for the run it recorded up to its
+        suspension, resumed: it goes on recording it at the end of its file, as
+        ``transcript=path`` would (:func:`interpreters.resuming.continue_transcript`: at most
+        once per suspension), with its own secrets, ``flush`` and ``fsync``."""
+        if self._closed and self._suspended and isinstance(state.phase, Suspended):
+            self._go_on(state)
+            return
         if self._closed or self._used:
             what = ("the recorder is closed: it recorded a run already, or close() was called" if self._closed
                     else "this recorder recorded a run already")
@@ -283,6 +355,29 @@ class TranscriptRecorder(Journal):
                              "(a resumed run: transcript=path goes on in the same file)")
         if self._state is not None:
             self._state = state
+
+    def continues(self, path: str | os.PathLike[str]) -> bool:
+        """Whether this recorder recorded a run up to its suspension in the file at ``path``
+        (the same file, by any name): given as the resumed run's journal, it goes on with it."""
+        if not (self._closed and self._suspended):
+            return False
+        try:
+            return os.path.samefile(self.path, path)
+        except OSError:
+            return False
+
+    def _go_on(self, state: LoopState) -> None:
+        """Become the recorder that continues this file with the resumed run of ``state``."""
+        from ..resuming import continue_transcript  # built on the runners: imported when used
+
+        assert isinstance(state.phase, Suspended)
+        known = self.secrets
+        other = continue_transcript(self.path, Suspension(state, state.phase.pending), self._config,
+                                    secrets=self._given, flush=self.flush_mode, fsync=self.fsync)
+        self.__dict__.update(other.__dict__)
+        other._writer = other._file = None  # the file (and what is held) is this recorder's now
+        other._buffer, other._closed = [], True
+        self.secrets = self.encoder.secrets = merge_secrets(self.secrets, known)
 
     def run_closed(self) -> None:
         """The run's event stream closed (the run ended, or was abandoned): write what is held
@@ -293,6 +388,27 @@ class TranscriptRecorder(Journal):
         """Never write these either (the interpreter reports each API key a run resolves:
         ``get_api_key``'s answer, the provider's environment variable)."""
         self.secrets = self.encoder.secrets = merge_secrets(self.secrets, values)
+        if self._buffer:  # held lines are written scrubbed of it too
+            self._buffer = [self._scrubbed(text) for text in self._buffer]
+
+    def keys_pending(self, pending: bool) -> None:
+        """``True``: hold every line back until the run's key is known (a fresh run's header
+        and first steps, before its first model call asks ``get_api_key``; a resumed run whose
+        key lookup at its start failed); ``False``: the key was told (:meth:`add_secrets`), or
+        will not be: write them (with ``flush="turn"``, at the turn's end). The run's end, or
+        :meth:`close`, writes them too, scrubbed of what is known then."""
+        if pending:
+            self._key_held = True
+        elif self._key_held:
+            self._key_held = False
+            if self.flush_mode == "entry":
+                self._write_held(stacklevel=3)
+
+    def _scrubbed(self, text: str) -> str:
+        """Held lines (``text``, whole lines) scrubbed of the secrets known now."""
+        if not (hinted(text) or self._holds_secret(text)):
+            return text
+        return "".join(scrub_json(line + "\n", self.secrets) for line in text.split("\n")[:-1])
 
     @property
     def steps(self) -> int:
@@ -300,8 +416,9 @@ class TranscriptRecorder(Journal):
         run = self._run
         return self._steps if run is None else run.step + len(run.texts) - 1
 
-    def _start_run(self, n: int, input: Any) -> None:
-        """Hold the delta of step ``n`` as the start of a new run (ending the current one). While
+    def _start_run(self, n: int, input: Any, header: Any) -> None:
+        """Hold the delta of step ``n`` as the start of a new run (ending the current one);
+        ``header``: the new header its partial brought (``None``: it has the previous one). While
         the run is open, :meth:`record` appends its next deltas on its first lines (the hot path
         of a streamed reply); any other step ends it."""
         if self._file is None:
@@ -310,13 +427,15 @@ class TranscriptRecorder(Journal):
             self._put(self._end_run(), now=False)
         self._steps = n
         ev = input.event
-        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, self._header, [ev.delta], [input.at])
+        self._run = _DeltaRun(n, input.id, type(ev), ev.content_index, self._header, [ev.delta], [input.at],
+                              None if header is None else {0: header})
 
     def _end_run(self) -> str:
-        """End the run of deltas held so far and give its line: a step line for a lone delta,
-        else a ``deltas`` line. The run's text is scrubbed as a whole, so a secret streamed back
-        in pieces is found; its scrubbed text then goes in the first delta, the others are
-        empty."""
+        """End the run of deltas held so far and give its lines: a step line for a lone delta,
+        else a ``deltas`` line; a delta that brought a new header (a provider that sends usage
+        with every chunk) gets a step line of its own that carries it, within the run. The run's
+        text is scrubbed as a whole, so a secret streamed back in pieces is found, however the
+        headers changed; its scrubbed text then goes in the first delta, the others are empty."""
         run = self._run
         assert run is not None
         self._run = None
@@ -329,18 +448,45 @@ class TranscriptRecorder(Journal):
             if clean != written:
                 written, joined = clean, json.loads(clean)
                 texts = [joined] + [""] * (len(texts) - 1)
+        headers = run.headers
+        if headers is None:
+            return self._deltas_line(run, 0, texts, ats, written if len(texts) == 1 else None)
+        lines: list[str] = []
+        cuts = sorted(headers)
+        starts = cuts if cuts[0] == 0 else [0, *cuts]
+        for i, a in enumerate(starts):
+            b = starts[i + 1] if i + 1 < len(starts) else len(texts)
+            if a in headers:
+                lines.append(self._header_line(run, a, texts[a], ats[a], headers[a]))
+                a += 1
+            if a < b:
+                lines.append(self._deltas_line(run, a, texts[a:b], ats[a:b], None))
+        return "".join(lines)
+
+    def _deltas_line(self, run: _DeltaRun, first: int, texts: list[str], ats: list[int], written: str | None) -> str:
+        """The line of the run's deltas ``first`` on (``texts``, scrubbed; ``written``: the lone
+        one's JSON text, when known): a step line for one, else a ``deltas`` line."""
         listed = compact_json(texts)
+        step = run.step + first
         if len(texts) == 1:
             update = (UPDATE_DIGEST % delta_run_digest(run.kind.type, run.index, listed)
                       if self.encoder.digests else UPDATE_TEXT)
-            line = DELTA_LINE % (run.step, run.id, run.kind.type, run.index, written, ats[0], update)
-        else:
-            at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
-            digest = (',"digest":"%s"' % delta_run_digest(run.kind.type, run.index, listed)
-                      if self.encoder.digests else "")
-            line = RUN_LINE % (run.step, run.step + len(texts) - 1, run.id, run.kind.type, run.index,
-                                listed, at, digest)
-        return line
+            return DELTA_LINE % (step, run.id, run.kind.type, run.index, written or json_str(texts[0]), ats[0],
+                                 update)
+        at = str(ats[0]) if ats.count(ats[0]) == len(ats) else compact_json(ats)
+        digest = (',"digest":"%s"' % delta_run_digest(run.kind.type, run.index, listed)
+                  if self.encoder.digests else "")
+        return RUN_LINE % (step, step + len(texts) - 1, run.id, run.kind.type, run.index, listed, at, digest)
+
+    def _header_line(self, run: _DeltaRun, i: int, text: str, at: int, header: Any) -> str:
+        """The step line of the run's delta ``i`` (``text``, scrubbed), whose partial brought
+        ``header``, which the line carries (scrubbed too)."""
+        head = bytes(self.encoder.memo.raw(header)).decode("utf-8")
+        if hinted(head) or self._holds_secret(head):
+            head = scrub_json(head, self.secrets)
+        update = (UPDATE_DIGEST % delta_run_digest(run.kind.type, run.index, compact_json([text]))
+                  if self.encoder.digests else UPDATE_TEXT)
+        return DELTA_HEADER_LINE % (run.step + i, run.id, run.kind.type, run.index, json_str(text), head, at, update)
 
     def _holds_secret(self, line: str) -> bool:
         for secret in self.secrets:
@@ -353,9 +499,18 @@ class TranscriptRecorder(Journal):
         interpreter = self.interpreter or _which_interpreter()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         writer = TranscriptFile.claim(self.path, create=True)  # before anything is truncated
+        try:
+            if not self.overwrite and _records_a_suspension(writer):
+                raise FileExistsError(
+                    f"{self.path}: it records a suspended run (tool calls wait for decisions), which a new recorder "
+                    "would destroy: resume that run into it (resume_suspended(..., transcript=path)), record this run "
+                    "to another path, or pass TranscriptRecorder(..., overwrite=True) to replace it")
+        except BaseException:
+            writer.close()
+            raise
         writer.truncate(0)
         self._writer, self._file = writer, writer.file
-        header = _header(self._state, self._config, interpreter, now_ms())
+        header = _header(self._state, self._config, interpreter, now_ms(), len(self._given))
         self._write(encode_bytes(header).decode("utf-8") + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:
@@ -363,7 +518,7 @@ class TranscriptRecorder(Journal):
 
     def _put(self, line: str, *, now: bool) -> None:
         """Write a scrubbed line (``now=False``: held until the turn ends with ``flush="turn"``)."""
-        if self.flush_mode == "turn" and not now:
+        if self._key_held or (self.flush_mode == "turn" and not now):
             self._buffer.append(line)
             return
         if self._buffer:
@@ -388,6 +543,10 @@ class TranscriptRecorder(Journal):
         appended now it would break the transcript's order."""
         if self._run is not None:
             self._buffer.append(self._end_run())
+        if not self._key_held:  # (lines held until the run's key is known wait for it, or close())
+            self._write_held(stacklevel=3)
+
+    def _write_held(self, *, stacklevel: int) -> None:
         if not self._buffer or self._file is None:
             return
         data = _utf8("".join(self._buffer))
@@ -395,13 +554,14 @@ class TranscriptRecorder(Journal):
         if os.fstat(self._file.fileno()).st_size != self._size:
             held = data.count(b"\n")
             warnings.warn(f"{self.path} was written by another writer since this recorder's last line; "
-                          f"its {held} held line(s) are dropped", RuntimeWarning, stacklevel=2)
+                          f"its {held} held line(s) are dropped", RuntimeWarning, stacklevel=stacklevel)
             return
         self._write_bytes(data)
 
     def close(self) -> None:
         """Write what is held back and close the file (recording after this is an error)."""
         try:
+            self._key_held = False  # the run goes no further: nothing more will be known
             self.flush()
         finally:
             self._closed = True

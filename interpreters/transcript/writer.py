@@ -31,7 +31,7 @@ import io
 import os
 import threading
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["TranscriptBusy", "TranscriptFile"]
 
@@ -45,6 +45,11 @@ class TranscriptBusy(RuntimeError):
         super().__init__(message)
         self.path = path
         self.writer = writer
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from all three (the default gives __init__ the message alone): the error
+        # reaches a caller in another process (a process pool, Ray) as it was raised.
+        return type(self), (self.args[0], self.path, self.writer), self.__dict__
 
 
 _claimed: dict[tuple[int, int], str] = {}

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentcore import Model, PendingCall
+from agentcore import AgentContext, AgentLoopConfig, Model, PendingCall
 from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, SyncAgent, tool
 from interpreters.agent import Agent, AgentBusyError
+from interpreters.replay import replay
 from interpreters.scripted import Reply, ScriptedCall
+from interpreters.transcript import TranscriptError, TranscriptRecorder
 
 from clocks import clock
 
@@ -122,3 +125,126 @@ def test_decide_tool_call_passes_through_the_agent() -> None:
         assert agent.pending == () and agent.state.messages[-1].text == "Finished: sent to bob, ok"
 
     asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- recording
+
+
+class Driven:
+    """An :class:`Agent` driven from a test, as it is (each call in ``asyncio.run``) or
+    through a :class:`SyncAgent`."""
+
+    def __init__(self, kind: str, agent: Agent) -> None:
+        self.agent = agent
+        self.sync = SyncAgent(agent) if kind == "sync" else None
+
+    def prompt(self, text: str) -> None:
+        self.sync.prompt(text) if self.sync is not None else asyncio.run(self.agent.prompt(text))
+
+    def resume(self, **options: Any) -> None:
+        self.sync.resume(**options) if self.sync is not None else asyncio.run(self.agent.resume(**options))
+
+    def close(self) -> None:
+        if self.sync is not None:
+            self.sync.close()
+
+
+KINDS = ["Agent", "sync"]
+
+
+def recorder(path: Path) -> TranscriptRecorder:
+    return TranscriptRecorder(path, AgentContext(), AgentLoopConfig(model=Model(id="m")), secrets=[PASSWORD])
+
+
+PASSWORD = "hunter2-hunter2-hunter2"
+
+
+@tool(requires_approval=True)
+def login(user: str) -> str:
+    """Log in."""
+    return f"{user} logged in with {PASSWORD}"
+
+
+def login_reply(context: Any, n: int) -> Reply | str:
+    if context.messages[-1].role == "toolResult":
+        return "Logged in."
+    return Reply(tool_calls=[ScriptedCall("login", {"user": "ann"}, "l1")])
+
+
+def login_agent(**kw: Any) -> Agent:
+    return Agent(model=Model(id="m"), tools=[login], stream_fn=ScriptedModel(login_reply, clock=clock), clock=clock,
+                 **kw)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_agent_with_a_recorder_records_its_run_through_the_suspension(kind: str, tmp_path: Path) -> None:
+    """The recorder that recorded the run up to its suspension goes on with it in the same file,
+    with its own secrets: one transcript of the whole run."""
+    path = tmp_path / "agent.jsonl"
+    driven = Driven(kind, login_agent(journal=recorder(path)))
+    try:
+        driven.prompt("Log Ann in.")
+        assert [p.tool_call_id for p in driven.agent.pending] == ["l1"]
+        driven.agent.approve("l1")
+        driven.resume()
+    finally:
+        driven.close()
+    messages = driven.agent.state.messages
+    assert messages[-1].text == "Logged in." and driven.agent.state.error is None
+    result = replay(path)
+    assert result.finished and len(result.messages) == len(messages) == 4
+    assert PASSWORD not in path.read_text() and "ann logged in with [REDACTED]" in path.read_text()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_refused_resume_leaves_the_agent_as_it_was(kind: str, tmp_path: Path) -> None:
+    path, other = tmp_path / "agent.jsonl", tmp_path / "other.jsonl"
+    context, config = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    from interpreters import agent_loop
+
+    agent_loop("hi", context, config, stream_fn=ScriptedModel(["x"]),
+               journal=TranscriptRecorder(other, context, config)).result()  # another run's transcript
+    driven = Driven(kind, login_agent(journal=recorder(path)))
+    try:
+        driven.prompt("Log Ann in.")
+        driven.agent.approve("l1")
+        before = (list(driven.agent.state.messages), driven.agent.pending, driven.agent.decisions, path.read_bytes())
+        kept, driven.agent.journal = driven.agent.journal, TranscriptRecorder(other, context, config)
+        driven.agent.journal.close()  # a journal that cannot record this run
+        with pytest.raises(ValueError, match="the recorder is closed"):
+            driven.resume()
+        driven.agent.journal = kept
+        with pytest.raises(TranscriptError, match="the run it records is not suspended"):
+            driven.resume(transcript=other, secrets=[PASSWORD])
+        with pytest.raises(ValueError, match="secrets= is for the transcript the run goes on in"):
+            driven.resume(secrets=[PASSWORD])
+        agent = driven.agent
+        assert (agent.state.messages, agent.pending, agent.decisions, path.read_bytes()) == before
+        assert agent.state.error is None and not agent.is_running and not agent.state.is_streaming
+        driven.resume()  # nothing was lost
+    finally:
+        driven.close()
+    assert [m.role for m in driven.agent.state.messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert replay(path).finished
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_restored_agent_resumes_into_the_transcript(kind: str, tmp_path: Path) -> None:
+    """Another process: a new agent takes the stored suspension back and goes on in the file
+    that recorded the run (``transcript=``), given the recorder's secrets again."""
+    path = tmp_path / "agent.jsonl"
+    first = Driven(kind, login_agent(journal=recorder(path)))
+    try:
+        first.prompt("Log Ann in.")
+    finally:
+        first.close()
+    stored = json.dumps(to_json(first.agent.state.suspension))
+    second = Driven(kind, login_agent())
+    try:
+        second.agent.restore(from_json(json.loads(stored)))
+        second.agent.approve("l1")
+        second.resume(transcript=path, secrets=[PASSWORD])
+    finally:
+        second.close()
+    assert second.agent.state.messages[-1].text == "Logged in."
+    assert replay(path).finished and PASSWORD not in path.read_text()

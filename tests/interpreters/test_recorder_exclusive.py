@@ -268,3 +268,93 @@ def test_a_forked_child_sees_its_parents_transcript_as_another_processes(tmp_pat
     finally:
         claimed.close()
     TranscriptFile.claim(path, create=False).close()  # released: free again
+
+
+# --------------------------------------------------------------------------- a suspended run's transcript
+
+
+def destroys(path: Path) -> str:
+    return (f"{path}: it records a suspended run (tool calls wait for decisions), which a new recorder would "
+            "destroy: resume that run into it (resume_suspended(..., transcript=path)), record this run to another "
+            "path, or pass TranscriptRecorder(..., overwrite=True) to replace it")
+
+
+class Counted:
+    """A scripted model that counts its calls."""
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.model, self.calls = ScriptedModel(replies, clock=clock), 0
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.model(*args)
+
+
+@pytest.mark.parametrize("prompt_size", [10, 200_000], ids=["short", "a suspended line over 64 KiB"])
+def test_a_later_recorder_does_not_destroy_a_suspended_runs_transcript(flavour: Flavour, tmp_path: Path,
+                                                                      prompt_size: int) -> None:
+    path, markers = tmp_path / "run.jsonl", tmp_path / "markers"
+    markers.mkdir()
+    context, config, model = once.setup(markers)
+    prompt = once.PROMPT + " " * prompt_size
+    _, _, suspension = flavour.start_suspending(prompt, context, config, model, clock=clock,
+                                                journal=TranscriptRecorder(path, context, config))
+    before = path.read_bytes()
+    other = Counted(["ok"])
+    with pytest.raises(FileExistsError) as info:
+        flavour.run("Something else", context, config, other, clock=clock,
+                    journal=TranscriptRecorder(path, context, config))
+    assert str(info.value) == destroys(path)
+    assert path.read_bytes() == before and other.calls == 0
+    # The file is free: the approval goes on in it.
+    _, messages, _ = flavour.resume(suspension, {"c1": Approve()}, context, config, model, clock=clock,
+                                    transcript=path)
+    assert messages[-1].text == "Done: deleted old.log" and replay(path).finished
+    # A transcript whose run ended is replaced, as before.
+    flavour.run("Something else", context, config, other, clock=clock,
+                journal=TranscriptRecorder(path, context, config))
+    assert replay(path).messages[-1].text == "ok"
+
+
+def test_a_suspended_transcript_whose_resume_wrote_only_its_resume_line_is_kept(tmp_path: Path) -> None:
+    from interpreters.resuming import continue_transcript
+
+    path, markers = tmp_path / "run.jsonl", tmp_path / "markers"
+    markers.mkdir()
+    context, config, model = once.setup(markers)
+    stream = agent_loop(once.PROMPT, context, config, stream_fn=model, clock=clock,
+                        journal=TranscriptRecorder(path, context, config))
+    list(stream)
+    continue_transcript(path, stream.suspension, config).close()  # a resume that never ran
+    assert path.read_text().splitlines()[-1].startswith('{"resumed_suspension"')
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError):
+        agent_loop("hi", context, config, stream_fn=ScriptedModel(["x"]), clock=clock,
+                   journal=TranscriptRecorder(path, context, config)).result()
+    assert path.read_bytes() == before
+
+
+def test_overwrite_replaces_a_suspended_runs_transcript(flavour: Flavour, tmp_path: Path) -> None:
+    path, markers = tmp_path / "run.jsonl", tmp_path / "markers"
+    markers.mkdir()
+    context, config, model = once.setup(markers)
+    flavour.start_suspending(once.PROMPT, context, config, model, clock=clock,
+                             journal=TranscriptRecorder(path, context, config))
+    flavour.run("Something else", context, config, ScriptedModel(["ok"], clock=clock), clock=clock,
+                journal=TranscriptRecorder(path, context, config, overwrite=True))
+    assert replay(path).messages[-1].text == "ok"
+
+
+def test_a_file_that_is_not_a_transcript_or_a_crashed_runs_is_replaced(tmp_path: Path) -> None:
+    from interpreters.replay import fork
+
+    context, config = AgentContext(), AgentLoopConfig(model=Model(id="m"))
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"step": 1, "effects": [{"type": "run_suspended"}]}\n')
+    agent_loop("hi", context, config, stream_fn=ScriptedModel(["x"]), clock=clock,
+               journal=TranscriptRecorder(notes, context, config)).result()
+    assert replay(notes).finished
+    crashed = fork(notes, 2, tmp_path / "crashed.jsonl")  # a run that stopped mid-way (resume() could go on)
+    agent_loop("hi", context, config, stream_fn=ScriptedModel(["y"]), clock=clock,
+               journal=TranscriptRecorder(crashed, context, config)).result()
+    assert replay(crashed).messages[-1].text == "y"

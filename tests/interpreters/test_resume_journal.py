@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Approve, Deny, Model, ToolOutput
+from interpreters import ScriptedModel
 from interpreters.replay import replay
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
@@ -59,19 +60,36 @@ def test_the_new_file_starts_from_the_suspension_whatever_state_the_recorder_was
     assert result.events == events and result.messages == messages
 
 
-def test_a_recorder_that_recorded_a_run_already_is_refused_before_anything_runs(flavour: Flavour,
-                                                                               tmp_path: Path) -> None:
+def test_the_recorder_of_the_suspension_goes_on_recording_the_resumed_run(flavour: Flavour, tmp_path: Path) -> None:
+    """Given again as the resumed run's journal, the recorder that recorded the run up to its
+    suspension goes on at the end of its file, as ``transcript=path`` would: one file, one run."""
     context, config, model = agent.setup()
     path = tmp_path / "run.jsonl"
     recorder = TranscriptRecorder(path, context, config)
-    _, _, s1 = flavour.start_suspending(agent.PROMPT, context, config, model, clock=clock, journal=recorder)
-    before = path.read_bytes()
+    events0, _, s1 = flavour.start_suspending(agent.PROMPT, context, config, model, clock=clock, journal=recorder)
+    events1, _, s2 = flavour.resume(s1, FIRST, context, config, model, clock=clock, journal=recorder)
+    events2, messages, s3 = flavour.resume(s2, SECOND, context, config, model, clock=clock, journal=recorder)
+    assert s3 is None
+    result = replay(path)
+    assert result.finished and result.messages == messages
+    assert result.events == events0 + events1 + events2
+    assert read_transcript(path).initial_state.phase.name == "idle"
+
+
+def test_a_recorder_that_recorded_a_run_already_is_refused_before_anything_runs(flavour: Flavour,
+                                                                               tmp_path: Path) -> None:
+    context, config, model = agent.setup()
+    path, other = tmp_path / "run.jsonl", tmp_path / "other.jsonl"
+    _, _, s1 = flavour.start_suspending(agent.PROMPT, context, config, model, clock=clock)
+    recorder = TranscriptRecorder(other, context, config)
+    flavour.run("hi", context, config, ScriptedModel(["done"]), clock=clock, journal=recorder)  # a finished run
+    before = other.read_bytes()
     with pytest.raises(ValueError) as info:
         flavour.resume(s1, FIRST, context, config, model, clock=clock, journal=recorder)
-    assert str(info.value) == (f"{path}: the recorder is closed: it recorded a run already, or close() was called "
-                               "(a recorder records one run): give this run a new recorder (a resumed run: "
+    assert str(info.value) == (f"{other}: the recorder is closed: it recorded a run already, or close() was "
+                               "called (a recorder records one run): give this run a new recorder (a resumed run: "
                                "transcript=path goes on in the same file)")
-    assert path.read_bytes() == before
+    assert other.read_bytes() == before and not path.exists()
 
 
 def test_a_fresh_run_records_the_state_it_starts_from(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from agentcore import AgentContext, AgentLoopConfig, Approve, Model, replace
+from agentcore import AgentContext, AgentLoopConfig, Approve, Model, UserMessage, replace
 from http_script_server import Reply as HttpReply
 from http_script_server import ScriptServer, chat_model
 from interpreters import ScriptedModel, tool
@@ -164,3 +164,98 @@ def test_a_key_quoted_by_a_tool_a_crash_resume_runs_again_is_never_written(flavo
     assert messages[-1].text == "ok"
     text = cut.read_text()
     assert KEY not in text and "the service saw key [REDACTED]" in text
+
+
+# --------------------------------------------------------------------------- keys known late
+
+
+def flaky_key(fails: int) -> tuple[Any, list[str]]:
+    """A ``get_api_key`` whose first ``fails`` calls time out (a token refresh), then gives KEY."""
+    asked: list[str] = []
+
+    def get_api_key(provider: str) -> str:
+        asked.append(provider)
+        if len(asked) <= fails:
+            raise TimeoutError("the vault timed out")
+        return KEY
+
+    return get_api_key, asked
+
+
+@pytest.mark.parametrize("flush", ["entry", "turn"])
+def test_a_fresh_run_whose_conversation_quotes_the_key_never_writes_it(flavour: Flavour, tmp_path: Path,
+                                                                      flush: str) -> None:
+    """The header and the first steps are held until the first model call has the key: no
+    extra ``get_api_key`` call."""
+    get_api_key, asked = flaky_key(0)
+    path = tmp_path / "run.jsonl"
+    context = AgentContext("s", (UserMessage(f"earlier: my key is {KEY}", timestamp=1),), [plain_whoami])
+    config = AgentLoopConfig(model=Model(id="m", provider="xai"), get_api_key=get_api_key)
+    model = ScriptedModel([Reply(tool_calls=[ScriptedCall("plain_whoami", {}, "w1")]), "ok"], clock=clock)
+    _, messages = flavour.run("hi", context, config, model, clock=clock,
+                              journal=TranscriptRecorder(path, context, config, flush=flush))
+    assert messages[-1].text == "ok" and KEY in messages[2].content[0].text
+    assert asked == ["xai", "xai"]  # once per model call, as without a recorder
+    text = path.read_text()
+    assert KEY not in text and "earlier: my key is [REDACTED]" in text
+    assert replay(path).finished
+
+
+def test_a_fresh_run_whose_get_api_key_fails_is_written_whole(flavour: Flavour, tmp_path: Path) -> None:
+    get_api_key, asked = flaky_key(1)
+    path = tmp_path / "run.jsonl"
+    context = AgentContext("s", (UserMessage("hello", timestamp=1),), [])
+    config = AgentLoopConfig(model=Model(id="m", provider="xai"), get_api_key=get_api_key)
+    _, messages = flavour.record(path, "hi", context, config, ScriptedModel(["ok"], clock=clock), clock=clock)
+    assert messages[-1].stop_reason == "error" and "the vault timed out" in messages[-1].error_message
+    assert asked == ["xai"]
+    result = replay(path)
+    assert result.finished and result.messages == messages
+
+
+def test_a_resumed_run_whose_first_key_lookup_fails_holds_its_lines_until_the_key_is_known(
+        flavour: Flavour, tmp_path: Path) -> None:
+    """The approved tool's result quotes the key: it is held until the model call, whose
+    ``get_api_key`` works, tells it; then written scrubbed."""
+    context, config0, model = keyed(whoami, None)
+    path = tmp_path / "run.jsonl"
+    _, _, suspension = flavour.start_suspending("Who am I?", context, config0, model, clock=clock,
+                                                journal=TranscriptRecorder(path, context, config0))
+    get_api_key, asked = flaky_key(1)
+    config = replace(config0, get_api_key=get_api_key)
+    _, messages, _ = flavour.resume(suspension, {"w1": Approve()}, context, config, model, clock=clock,
+                                    transcript=path)
+    assert messages[-1].text == "ok" and KEY in messages[-2].content[0].text
+    assert asked == ["xai", "xai"]  # the run's start (failed), its model call
+    text = path.read_text()
+    assert KEY not in text and "the service saw key [REDACTED]" in text
+    assert replay(path).finished
+
+
+@tool(requires_approval=True)
+def second_whoami() -> str:
+    """Say which key the service saw, again."""
+    return f"the service saw key {KEY} again"
+
+
+def test_held_lines_are_written_when_the_run_suspends_before_the_key_is_known(flavour: Flavour,
+                                                                           tmp_path: Path) -> None:
+    """Nothing is lost: a resumed run that suspends again before any model call writes what it
+    held (the key could not be known: pass it as secrets= when a tool may quote it)."""
+    model = ScriptedModel(lambda ctx, n: "ok" if ctx.messages[-1].role == "toolResult" and n > 1 else Reply(
+        tool_calls=[ScriptedCall("whoami", {}, "w1"), ScriptedCall("second_whoami", {}, "w2")]), clock=clock)
+    context = AgentContext("", (), [whoami, second_whoami])
+    config0 = AgentLoopConfig(model=Model(id="m", provider="xai"), tool_execution="sequential")
+    path = tmp_path / "run.jsonl"
+    _, _, s1 = flavour.start_suspending("Who am I?", context, config0, model, clock=clock,
+                                        journal=TranscriptRecorder(path, context, config0))
+    get_api_key, asked = flaky_key(5)
+    config = replace(config0, get_api_key=get_api_key)
+    _, _, s2 = flavour.resume(s1, {"w1": Approve()}, context, config, model, clock=clock, transcript=path,
+                              secrets=[KEY])
+    assert s2 is not None and [p.tool_call_id for p in s2.pending] == ["w2"]
+    assert asked == ["xai"]
+    text = path.read_text()
+    assert KEY not in text and "the service saw key [REDACTED]" in text
+    t = read_transcript(path)
+    assert t.entries[-1].effects[-1].type == "run_suspended"
