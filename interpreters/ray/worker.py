@@ -21,7 +21,7 @@ from agentcore.records import replace
 
 from ..clock import now_ms
 from ..driver import failure_text
-from ..resuming import aresume, continue_transcript
+from ..resuming import aresume, continue_transcript, transcript_difference
 from ..transcript import FlushMode, TranscriptError, TranscriptRecorder
 from .jobs import RunJob, RunResult, transcript_name
 from .suspensions import Resumption, decisions_problem, records_decisions_on
@@ -125,7 +125,7 @@ async def _go_on(path: Path, resumption: Resumption, context: AgentContext, conf
                      flush=spec.flush, fsync=spec.fsync)
     messages: list[AgentMessage] = await stream.result()
     now: Suspension | None = stream.suspension
-    difference = wanted.difference(now.state, "the transcript") if now is not None else None  # in JSON form
+    difference = transcript_difference(wanted, now.state) if now is not None else None  # in JSON form, [REDACTED] for any text
     if now is None or difference is not None:
         if not records_decisions_on(path, wanted):
             where = (f"ends at another suspension (the run it records {difference})" if now is not None
