@@ -125,7 +125,7 @@ async def _go_on(path: Path, resumption: Resumption, context: AgentContext, conf
                      flush=spec.flush, fsync=spec.fsync)
     messages: list[AgentMessage] = await stream.result()
     now: Suspension | None = stream.suspension
-    difference = transcript_difference(wanted, now.state) if now is not None else None  # in JSON form, [REDACTED] for any text
+    difference = transcript_difference(wanted, now.state) if now is not None else None  # in JSON form
     if now is None or difference is not None:
         if not records_decisions_on(path, wanted):
             where = (f"ends at another suspension (the run it records {difference})" if now is not None
