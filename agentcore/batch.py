@@ -78,6 +78,7 @@ from .texts import (
     approval_required_text,
     bad_decision_text,
     decisions_problem_text,
+    decisions_shape_text,
     deferred_text,
     wrong_decision_text,
     invalid_json_text,
@@ -219,8 +220,12 @@ def decide(s: Draft, decisions: tuple[tuple[str, Decision], ...]) -> BatchOutcom
 
 
 def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[str, Decision], ...]) -> str | None:
-    """Why ``decisions`` cannot be taken for ``pending`` (``None`` when they fit): every missing,
-    unknown, repeated or wrong kind of decision, by tool call id."""
+    """Why ``decisions`` cannot be taken for ``pending`` (``None`` when they fit): decisions that
+    are not (tool call id, decision) pairs, or every missing, unknown, repeated or wrong kind of
+    decision, by tool call id."""
+    shape = _shape_problem(decisions)
+    if shape is not None:
+        return "Cannot resume: " + shape
     by_id = {p.tool_call_id: p for p in pending}
     given: dict[str, int] = {}
     for call_id, _ in decisions:
@@ -237,6 +242,18 @@ def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[s
                 wrong.append(problem)
     if missing or extra or repeated or wrong:
         return decisions_problem_text(missing, extra, wrong, repeated)
+    return None
+
+
+def _shape_problem(decisions: Any) -> str | None:
+    """Why ``decisions`` are not a tuple (or list) of (tool call id, decision) pairs."""
+    if type(decisions) not in (tuple, list):
+        return decisions_shape_text(decisions)
+    for i, pair in enumerate(decisions):
+        if type(pair) not in (tuple, list) or len(pair) != 2:
+            return decisions_shape_text(pair, i)
+        if type(pair[0]) is not str:
+            return decisions_shape_text(pair[0], i, call_id=True)
     return None
 
 
