@@ -40,6 +40,7 @@ from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
     BeforeToolCallContext,
+    BeforeToolCallResult,
 )
 from .draft import Draft
 from .effects import AfterToolCall, BeforeToolCall, CheckApproval, DecideToolCall, ExecuteTool, PrepareArguments
@@ -76,6 +77,7 @@ from .texts import (
     DENIED_TEXT,
     SUSPENDED_TEXT,
     approval_required_text,
+    bad_answer_text,
     bad_decision_text,
     decisions_problem_text,
     decisions_shape_text,
@@ -301,6 +303,24 @@ def problem(batch: RunningTools, inp: ToolAnswer) -> str | None:
         return slot_busy_text(slot.call.id, slot.step, inp.type)
     if isinstance(inp, ToolCallDecided) and inp.decision is not None and slot.pending is not None:
         return decision_problem(slot.pending, inp.decision)
+    return _answer_problem(inp)
+
+
+def _answer_problem(inp: ToolAnswer) -> str | None:
+    """What an answer's result holds that the batch cannot take (the interpreters check what
+    the user's code returns; this is for other drivers and damaged transcripts)."""
+    if isinstance(inp, ToolFinished):
+        if not isinstance(inp.result, AgentToolResult):
+            return bad_answer_text(inp.type, "result", inp.result, "an AgentToolResult")
+    elif isinstance(inp, BeforeToolCallDecided):
+        if inp.result is not None and not isinstance(inp.result, BeforeToolCallResult):
+            return bad_answer_text(inp.type, "result", inp.result, "a BeforeToolCallResult or None")
+    elif isinstance(inp, AfterToolCallDecided) and inp.result is not None:
+        if not isinstance(inp.result, AfterToolCallResult):
+            return bad_answer_text(inp.type, "result", inp.result, "an AfterToolCallResult or None")
+        content = inp.result.content
+        if content is not None and not isinstance(content, (str, tuple, list)):
+            return bad_answer_text(inp.type, "content", content, "a tuple of content blocks, a str or None", "result")
     return None
 
 

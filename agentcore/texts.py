@@ -26,6 +26,7 @@ __all__ = [
     "SUSPENDED_TEXT",
     "approval_required_text",
     "budget_reached_text",
+    "bad_answer_text",
     "bad_decision_text",
     "decisions_problem_text",
     "decisions_shape_text",
@@ -222,6 +223,18 @@ def bad_decision_text(call_id: str, decision: str, field: str, value: Any, expec
     """
     return (f"the {decision} for tool call {call_id} has {_an(field)} that is {_kind(value)} "
             f"({value!r:.60}), not {expected}")
+
+
+def bad_answer_text(input_type: str, field: str, value: Any, expected: str, within: str | None = None) -> str:
+    """An answer holding what it cannot in ``field`` (``within``: in that field of its record).
+
+    >>> bad_answer_text("tool_finished", "result", None, "an AgentToolResult")
+    'the result of tool_finished is None (None), not an AgentToolResult'
+    >>> bad_answer_text("next_turn_prepared", "model", "big", "a Model or None", within="next_turn")
+    "the model of next_turn_prepared's next_turn is a str ('big'), not a Model or None"
+    """
+    where = f"{input_type}'s {within}" if within else input_type
+    return f"the {field} of {where} is {_kind(value)} ({value!r:.60}), not {expected}"
 
 
 def decisions_shape_text(decisions: Any, index: int | None = None, call_id: bool = False) -> str:
