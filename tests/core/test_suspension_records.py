@@ -1,7 +1,8 @@
-"""A suspension read back from its JSON is the suspension that was written, frozen all through:
-every free-form value (tool arguments, details, what a call waits with) is a ``FrozenDict`` or a
-tuple again, never a plain ``dict`` or ``list`` that a hook or a later step could change, and the
-run resumed from it goes on as the original would.
+"""A suspension as a record: read back from its JSON it is the suspension that was written, frozen
+all through (every free-form value, tool arguments, details, what a call waits with, is a
+``FrozenDict`` or a tuple again, never a plain ``dict`` or ``list`` that a hook or a later step
+could change), and the run resumed from it goes on as the original would; it matches
+(``Suspension.is_at``) only its own point of its run.
 
 Written against the survivors of the mutation sample (docs/mutation.md)."""
 
@@ -26,12 +27,13 @@ from agentcore import (
     ToolFinished,
     UserMessage,
     initial_state,
+    replace,
     step,
 )
 from agentcore.codec import dumps, from_json, loads, to_json
 from agentcore.effects import ExecuteTool
 from agentcore.frozen import FrozenDict, freeze
-from agentcore.state import LoopState, Suspended, Suspension
+from agentcore.state import Finished, LoopState, Suspended, Suspension
 
 from .world import call, reply, stream_events
 
@@ -100,3 +102,17 @@ def test_a_run_resumed_from_the_json_runs_the_call_with_the_frozen_arguments_it_
     (execute,) = [e for e in effects if isinstance(e, ExecuteTool)]
     assert type(execute.args) is FrozenDict and execute.args == back.pending[0].arguments == FROZEN_ARGS
     assert (resumed, effects) == step(s, Resumed((("g", Approve()),), 5)).unwrap()
+
+
+def test_a_suspension_is_at_its_own_state_and_no_other() -> None:
+    s = suspended()
+    suspension = Suspension(s, s.phase.pending)  # type: ignore[union-attr]
+    assert suspension.is_at(s) and suspension.is_at(loads(dumps(s)))
+    phase = s.phase
+    assert isinstance(phase, Suspended)
+    # the same new messages, but not suspended, or suspended on other calls
+    assert not suspension.is_at(replace(s, phase=Finished()))
+    assert not suspension.is_at(replace(s, phase=replace(phase, pending=phase.pending[:0])))
+    # suspended on the same calls, after other new messages
+    other = replace(s, run=replace(s.run, new_messages=s.run.new_messages.append(UserMessage("more"))))
+    assert not suspension.is_at(other)

@@ -1,0 +1,93 @@
+"""How a turn ends early, seen through ``step``: a reply cut by an abort or a broken stream when
+the stream function sends finished ``AssistantMessage`` partials (not the library's
+``PartialAssistantMessage``), and the exact events of a turn a hook failure or an abort ends.
+
+Written against the survivors of the mutation sample (docs/mutation.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentcore import (
+    AbortRequested,
+    AgentContext,
+    AgentEndEvent,
+    AssistantMessage,
+    Emit,
+    HookFailed,
+    MessageEndEvent,
+    MessageStartEvent,
+    Model,
+    Started,
+    StartEvent,
+    StreamEventReceived,
+    TextContent,
+    TextDeltaEvent,
+    TextStartEvent,
+    TurnEndEvent,
+    UserMessage,
+    initial_state,
+    step,
+)
+from agentcore.state import Finished
+
+USER = UserMessage("go", timestamp=1)
+
+
+def events(effects: Any) -> list[Any]:
+    return [e.event for e in effects if isinstance(e, Emit)]
+
+
+def streaming_finished_partials() -> tuple[Any, AssistantMessage]:
+    """A run whose stream function sends ``AssistantMessage`` partials: started, one text block
+    open with "he" in it. The state and that partial."""
+    s, effects = step(initial_state(AgentContext(), model=Model(id="m")), Started((USER,), 1)).unwrap()
+    llm = effects[-1].id
+    empty = AssistantMessage((), api="a", provider="p", model="m", stop_reason="stop", timestamp=2)
+    with_text = AssistantMessage((TextContent("he"),), api="a", provider="p", model="m", stop_reason="stop",
+                                 timestamp=2)
+    for ev in (StartEvent(empty), TextStartEvent(0, with_text), TextDeltaEvent(0, "he", with_text)):
+        s, effects = step(s, StreamEventReceived(llm, ev, 2)).unwrap()
+    return s, with_text
+
+
+def test_an_abort_of_a_reply_streamed_as_finished_messages_ends_it_as_aborted() -> None:
+    s, partial = streaming_finished_partials()
+    s, effects = step(s, AbortRequested(3)).unwrap()
+    final = AssistantMessage((TextContent("he"),), api="a", provider="p", model="m", stop_reason="aborted",
+                             error_message="Request was aborted", timestamp=2)
+    assert events(effects) == [MessageEndEvent(final), TurnEndEvent(final, ()), AgentEndEvent((USER, final))]
+    assert isinstance(s.phase, Finished) and s.messages[-1] == final
+
+
+def test_a_broken_stream_of_finished_messages_ends_the_reply_as_an_error() -> None:
+    s, partial = streaming_finished_partials()
+    s, effects = step(s, StreamEventReceived(1, TextDeltaEvent(5, "x", partial), 3)).unwrap()
+    final = events(effects)[0].message
+    assert (final.stop_reason, final.content, final.error_message) == (
+        "error", (TextContent("he"),),
+        "Stream protocol error: text_delta arrived for content block 5, which was never started (expected start "
+        "first, then content block events, then done or error)")
+
+
+@pytest.mark.parametrize("hook", ["get_steering_messages", "transform_context", "convert_to_llm"])
+def test_a_hook_that_fails_before_the_model_call_ends_the_turn_with_an_error_reply(hook: str) -> None:
+    s = initial_state(AgentContext(), model=Model(id="m", api="api-x", provider="prov-x"), hooks=frozenset({hook}))
+    s, effects = step(s, Started((USER,), 1)).unwrap()
+    s, effects = step(s, HookFailed(effects[-1].id, "boom", 4)).unwrap()
+    final = AssistantMessage((), api="api-x", provider="prov-x", model="m", stop_reason="error",
+                             error_message=f"{hook} failed: boom", timestamp=4)
+    assert events(effects) == [MessageStartEvent(final), MessageEndEvent(final), TurnEndEvent(final, ()),
+                               AgentEndEvent((USER, final))]
+    assert type(events(effects)[2].tool_results) is tuple
+
+
+def test_an_abort_while_a_hook_runs_ends_the_turn_with_an_aborted_reply() -> None:
+    s = initial_state(AgentContext(), model=Model(id="m"), hooks=frozenset({"transform_context"}))
+    s, effects = step(s, Started((USER,), 1)).unwrap()
+    s, effects = step(s, AbortRequested(4)).unwrap()
+    (end,) = [e for e in events(effects) if e.type == "turn_end"]
+    assert end.tool_results == () and type(end.tool_results) is tuple
+    assert end.message.stop_reason == "aborted" and end.message.error_message == "Request was aborted"
