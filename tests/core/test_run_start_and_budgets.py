@@ -85,6 +85,15 @@ def test_initial_state_takes_the_configs_mode_hooks_and_budgets() -> None:
         "parallel", None, None, None)
 
 
+@pytest.mark.parametrize(("hooks", "kept"), [
+    (frozenset(), True), (frozenset({"get_steering_messages"}), True),
+    (frozenset({"convert_to_llm"}), False), (frozenset({"transform_context"}), False),
+])
+def test_the_state_keeps_the_default_conversion_only_when_no_hook_converts(hooks: frozenset[str], kept: bool) -> None:
+    s = initial_state(AgentContext("", (USER,)), model=Model(id="m"), hooks=hooks)
+    assert s.run.llm_messages == ([USER] if kept else None)
+
+
 def test_initial_state_needs_a_config_or_a_model() -> None:
     with pytest.raises(ValueError, match="^initial_state needs a config or a model$"):
         initial_state(AgentContext())

@@ -1,6 +1,7 @@
-"""How a turn ends early, seen through ``step``: a reply cut by an abort or a broken stream when
-the stream function sends finished ``AssistantMessage`` partials (not the library's
-``PartialAssistantMessage``), and the exact events of a turn a hook failure or an abort ends.
+"""How a turn ends, seen through ``step``: a reply cut by an abort or a broken stream when the
+stream function sends finished ``AssistantMessage`` partials (not the library's
+``PartialAssistantMessage``), the exact events of a turn a hook failure or an abort ends, and the
+stop reason a done event gives a partial reply.
 
 Written against the survivors of the mutation sample (docs/mutation.md)."""
 
@@ -15,7 +16,9 @@ from agentcore import (
     AgentContext,
     AgentEndEvent,
     AssistantMessage,
+    DoneEvent,
     Emit,
+    PartialAssistantMessage,
     HookFailed,
     MessageEndEvent,
     MessageStartEvent,
@@ -27,11 +30,15 @@ from agentcore import (
     TextDeltaEvent,
     TextStartEvent,
     TurnEndEvent,
+    ToolExecutionEndEvent,
+    ToolSpec,
     UserMessage,
     initial_state,
     step,
 )
+from agentcore.effects import ExecuteTool
 from agentcore.state import Finished
+from agentcore.tools import error_result
 
 USER = UserMessage("go", timestamp=1)
 
@@ -91,3 +98,28 @@ def test_an_abort_while_a_hook_runs_ends_the_turn_with_an_aborted_reply() -> Non
     (end,) = [e for e in events(effects) if e.type == "turn_end"]
     assert end.tool_results == () and type(end.tool_results) is tuple
     assert end.message.stop_reason == "aborted" and end.message.error_message == "Request was aborted"
+
+
+@pytest.mark.parametrize("reason", ["stop", "length", "toolUse"])
+def test_a_done_event_with_a_partial_reply_gives_it_the_events_stop_reason(reason: str) -> None:
+    # A reply cut by the output limit ("length") keeps that reason: its tool call may be cut
+    # too, so it does not run; it gets the cut-off error result.
+    s = initial_state(AgentContext("", (), (ToolSpec("echo", parameters={"type": "object"}),)), model=Model(id="m"))
+    s, effects = step(s, Started((USER,), 1)).unwrap()
+    llm = effects[-1].id
+    p = PartialAssistantMessage.begin(model="m")
+    opened = p.toolcall_start("c1", "echo")
+    delta = opened.partial.toolcall_delta(0, "{}")
+    closed = delta.partial.toolcall_end(0, {})
+    for ev in (StartEvent(p), opened, delta, closed, DoneEvent(reason, closed.partial)):  # type: ignore[arg-type]
+        s, effects = step(s, StreamEventReceived(llm, ev, 2)).unwrap()
+    final = closed.partial.to_message(stop_reason=reason)
+    assert events(effects)[0] == MessageEndEvent(final)
+    runs = [e for e in effects if isinstance(e, ExecuteTool)]
+    if reason == "length":
+        assert runs == [] and events(effects)[2] == ToolExecutionEndEvent(
+            "c1", "echo", error_result('Tool call "echo" was not executed: the reply was cut off by the output token '
+                                       'limit, so its arguments may be incomplete. Re-issue the call with complete '
+                                       'arguments.'), True)
+    else:
+        assert [e.tool_call.id for e in runs] == ["c1"]
