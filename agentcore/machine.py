@@ -573,9 +573,7 @@ def _on_answer(s: Draft, inp: Any) -> None:
 
 
 def _on_hook_failed(s: Draft, inp: HookFailed) -> None:
-    if isinstance(s.phase, RunningTools):
-        _on_tool_answer(s, inp)
-        return
+    """A loop hook raised (a tool hook's failure is the batch's: :data:`TRANSITIONS` sends it there)."""
     text = hook_failed_text(_ASK_OF_PHASE[type(s.phase)].hook, inp.error)
     _close_turn_with(s, _synthetic_reply(s, "error", text), started=False)
 

@@ -1,7 +1,7 @@
 """How a turn ends, seen through ``step``: a reply cut by an abort or a broken stream when the
 stream function sends finished ``AssistantMessage`` partials (not the library's
-``PartialAssistantMessage``), the exact events of a turn a hook failure or an abort ends, and the
-stop reason a done event gives a partial reply.
+``PartialAssistantMessage``), the exact events of a turn a hook failure or an abort ends, the
+stop reason a done or error event gives a partial reply, and what the hooks after a turn see.
 
 Written against the survivors of the mutation sample (docs/mutation.md)."""
 
@@ -16,9 +16,13 @@ from agentcore import (
     AgentContext,
     AgentEndEvent,
     AssistantMessage,
+    AgentToolResult,
     DoneEvent,
     Emit,
+    ErrorEvent,
+    NextTurnPrepared,
     PartialAssistantMessage,
+    PrepareNextTurnContext,
     HookFailed,
     MessageEndEvent,
     MessageStartEvent,
@@ -31,14 +35,17 @@ from agentcore import (
     TextStartEvent,
     TurnEndEvent,
     ToolExecutionEndEvent,
+    ToolFinished,
     ToolSpec,
     UserMessage,
     initial_state,
     step,
 )
-from agentcore.effects import ExecuteTool
+from agentcore.effects import ExecuteTool, PrepareNextTurn, ShouldStopAfterTurn
 from agentcore.state import Finished
 from agentcore.tools import error_result
+
+from .world import call, reply, stream_events
 
 USER = UserMessage("go", timestamp=1)
 
@@ -123,3 +130,38 @@ def test_a_done_event_with_a_partial_reply_gives_it_the_events_stop_reason(reaso
                                        'arguments.'), True)
     else:
         assert [e.tool_call.id for e in runs] == ["c1"]
+
+
+@pytest.mark.parametrize("reason", ["error", "aborted"])
+def test_an_error_event_carrying_a_partial_reply_ends_the_reply_from_that_partial(reason: str) -> None:
+    s, effects = step(initial_state(AgentContext(), model=Model(id="m")), Started((USER,), 1)).unwrap()
+    llm = effects[-1].id
+    p = PartialAssistantMessage.begin(model="m", timestamp=2)
+    opened = p.text_start()
+    delta = opened.partial.text_delta(0, "half")
+    for ev in (StartEvent(p), opened, delta, ErrorEvent(reason, delta.partial)):  # type: ignore[arg-type]
+        s, effects = step(s, StreamEventReceived(llm, ev, 2)).unwrap()
+    final = delta.partial.to_message(stop_reason=reason,
+                                     error_message="The stream ended with an error event that gave no error_message")
+    assert final.content == (TextContent("half"),)
+    assert events(effects) == [MessageEndEvent(final), TurnEndEvent(final, ()), AgentEndEvent((USER, final))]
+
+
+def test_the_hooks_after_a_turn_see_that_turn() -> None:
+    echo = ToolSpec("echo", parameters={"type": "object"})
+    s = initial_state(AgentContext("sys", (), (echo,)), model=Model(id="m"),
+                      hooks=frozenset({"prepare_next_turn", "should_stop_after_turn"}))
+    s, effects = step(s, Started((USER,), 1)).unwrap()
+    llm = effects[-1].id
+    for ev in stream_events(reply(call("c", "echo"))):
+        s, effects = step(s, StreamEventReceived(llm, ev, 2)).unwrap()
+    s, effects = step(s, ToolFinished(effects[-1].id, AgentToolResult((TextContent("ok"),)), 3)).unwrap()
+    turn_end = [e for e in events(effects) if e.type == "turn_end"][0]
+    prepare = effects[-1]
+    assert isinstance(prepare, PrepareNextTurn)
+    expected = PrepareNextTurnContext(turn_end.message, turn_end.tool_results,
+                                      AgentContext("sys", s.messages, (echo,)), s.new_messages)
+    assert prepare.context == expected
+    assert list(expected.new_messages) == [USER, turn_end.message, *turn_end.tool_results]
+    s, effects = step(s, NextTurnPrepared(prepare.id, None, 4)).unwrap()
+    assert isinstance(effects[-1], ShouldStopAfterTurn) and effects[-1].context == expected
