@@ -241,7 +241,8 @@ def probe(s: LoopState, outstanding: dict[int, Any]) -> int:
 
 def test_whatever_an_answers_fields_hold_step_refuses_or_takes_it_and_the_run_still_ends() -> None:
     rng = random.Random(23)
-    for _ in range(8):
+    probed: set[str] = set()
+    for _ in range(10):
         mode = rng.choice(["parallel", "sequential"])
         s = initial_state(AgentContext("sys", rng.choice([(), (USER,)]), TOOLS), model=Model(id="m"), hooks=HOOKS,
                           tool_execution=mode)  # type: ignore[arg-type]
@@ -249,10 +250,11 @@ def test_whatever_an_answers_fields_hold_step_refuses_or_takes_it_and_the_run_st
         s, effects = step(s, Started((USER,), 1)).unwrap()
         outstanding: dict[int, Any] = {}
         outstanding_of(effects, outstanding)
-        for pick in [rng.randrange(10) for _ in range(rng.randrange(1, 30))]:
+        for pick in [rng.randrange(10) for _ in range(rng.randrange(10, 30))]:
             if isinstance(s.phase, Finished):
                 break
             probe(s, outstanding)
+            probed.add(s.phase.name)
             ids = [i for i in sorted(outstanding) if awaits(s, i)]
             if isinstance(s.phase, Suspended):
                 inputs = [decisions(s.phase, pick)]
@@ -262,3 +264,5 @@ def test_whatever_an_answers_fields_hold_step_refuses_or_takes_it_and_the_run_st
                 if not isinstance(s.phase, Finished):
                     s, effects = step(s, inp).unwrap()
                     outstanding_of(effects, outstanding)
+    assert probed == {"awaiting_steering", "awaiting_follow_ups", "awaiting_transform", "awaiting_convert",
+                      "streaming", "running_tools", "suspended", "awaiting_next_turn", "awaiting_stop_decision"}
