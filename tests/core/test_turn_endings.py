@@ -16,6 +16,7 @@ from agentcore import (
     AgentContext,
     AgentEndEvent,
     AssistantMessage,
+    CancelLlm,
     AgentToolResult,
     DoneEvent,
     Emit,
@@ -165,3 +166,33 @@ def test_the_hooks_after_a_turn_see_that_turn() -> None:
     assert list(expected.new_messages) == [USER, turn_end.message, *turn_end.tool_results]
     s, effects = step(s, NextTurnPrepared(prepare.id, None, 4)).unwrap()
     assert isinstance(effects[-1], ShouldStopAfterTurn) and effects[-1].context == expected
+
+
+@pytest.mark.parametrize(("opened", "index"), [(0, 1), (1, 0), (1, 2)])
+def test_a_block_started_out_of_order_breaks_the_stream(opened: int, index: int) -> None:
+    s, effects = step(initial_state(AgentContext(), model=Model(id="m")), Started((USER,), 1)).unwrap()
+    llm = effects[-1].id
+    p = PartialAssistantMessage.begin(model="m", timestamp=2)
+    events_in = [StartEvent(p)]
+    for _ in range(opened):
+        ev = p.text_start()
+        events_in.append(ev)
+        p = ev.partial
+    for ev in events_in:
+        s, effects = step(s, StreamEventReceived(llm, ev, 2)).unwrap()
+    s, effects = step(s, StreamEventReceived(llm, TextStartEvent(index, p), 3)).unwrap()
+    text = (f"Stream protocol error: text_start arrived for content block {index}, but the next new block is "
+            f"{opened} (expected start first, then content block events, then done or error)")
+    final = p.to_message(stop_reason="error", error_message=text)
+    assert effects[0] == CancelLlm(llm)
+    assert events(effects) == [MessageEndEvent(final), TurnEndEvent(final, ()), AgentEndEvent((USER, final))]
+
+
+def test_a_reply_without_tool_calls_leaves_no_more_tool_calls_in_the_state() -> None:
+    s = initial_state(AgentContext(), model=Model(id="m"), hooks=frozenset({"get_follow_up_messages"}))
+    s, effects = step(s, Started((USER,), 1)).unwrap()
+    llm = effects[-1].id
+    for ev in stream_events(reply("done")):
+        s, effects = step(s, StreamEventReceived(llm, ev, 2)).unwrap()
+    assert s.phase.name == "awaiting_follow_ups"
+    assert s.run.has_more_tool_calls is False
