@@ -40,6 +40,7 @@ from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
     BeforeToolCallContext,
+    BeforeToolCallResult,
 )
 from .draft import Draft
 from .effects import AfterToolCall, BeforeToolCall, CheckApproval, DecideToolCall, ExecuteTool, PrepareArguments
@@ -76,8 +77,10 @@ from .texts import (
     DENIED_TEXT,
     SUSPENDED_TEXT,
     approval_required_text,
+    bad_answer_text,
     bad_decision_text,
     decisions_problem_text,
+    decisions_shape_text,
     deferred_text,
     wrong_decision_text,
     invalid_json_text,
@@ -219,8 +222,12 @@ def decide(s: Draft, decisions: tuple[tuple[str, Decision], ...]) -> BatchOutcom
 
 
 def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[str, Decision], ...]) -> str | None:
-    """Why ``decisions`` cannot be taken for ``pending`` (``None`` when they fit): every missing,
-    unknown, repeated or wrong kind of decision, by tool call id."""
+    """Why ``decisions`` cannot be taken for ``pending`` (``None`` when they fit): decisions that
+    are not (tool call id, decision) pairs, or every missing, unknown, repeated or wrong kind of
+    decision, by tool call id."""
+    shape = _shape_problem(decisions)
+    if shape is not None:
+        return "Cannot resume: " + shape
     by_id = {p.tool_call_id: p for p in pending}
     given: dict[str, int] = {}
     for call_id, _ in decisions:
@@ -237,6 +244,18 @@ def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[s
                 wrong.append(problem)
     if missing or extra or repeated or wrong:
         return decisions_problem_text(missing, extra, wrong, repeated)
+    return None
+
+
+def _shape_problem(decisions: Any) -> str | None:
+    """Why ``decisions`` are not a tuple (or list) of (tool call id, decision) pairs."""
+    if type(decisions) not in (tuple, list):
+        return decisions_shape_text(decisions)
+    for i, pair in enumerate(decisions):
+        if type(pair) not in (tuple, list) or len(pair) != 2:
+            return decisions_shape_text(pair, i)
+        if type(pair[0]) is not str:
+            return decisions_shape_text(pair[0], i, call_id=True)
     return None
 
 
@@ -284,6 +303,24 @@ def problem(batch: RunningTools, inp: ToolAnswer) -> str | None:
         return slot_busy_text(slot.call.id, slot.step, inp.type)
     if isinstance(inp, ToolCallDecided) and inp.decision is not None and slot.pending is not None:
         return decision_problem(slot.pending, inp.decision)
+    return _answer_problem(inp)
+
+
+def _answer_problem(inp: ToolAnswer) -> str | None:
+    """What an answer's result holds that the batch cannot take (the interpreters check what
+    the user's code returns; this is for other drivers and damaged transcripts)."""
+    if isinstance(inp, ToolFinished):
+        if not isinstance(inp.result, AgentToolResult):
+            return bad_answer_text(inp.type, "result", inp.result, "an AgentToolResult")
+    elif isinstance(inp, BeforeToolCallDecided):
+        if inp.result is not None and not isinstance(inp.result, BeforeToolCallResult):
+            return bad_answer_text(inp.type, "result", inp.result, "a BeforeToolCallResult or None")
+    elif isinstance(inp, AfterToolCallDecided) and inp.result is not None:
+        if not isinstance(inp.result, AfterToolCallResult):
+            return bad_answer_text(inp.type, "result", inp.result, "an AfterToolCallResult or None")
+        content = inp.result.content
+        if content is not None and not isinstance(content, (str, tuple, list)):
+            return bad_answer_text(inp.type, "content", content, "a tuple of content blocks, a str or None", "result")
     return None
 
 

@@ -71,7 +71,7 @@ from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from . import batch
-from .config import NextTurn, PrepareNextTurnContext
+from .config import AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
 from .effects import (
@@ -115,7 +115,7 @@ from .inputs import (
     StreamEventReceived,
     StreamFailed,
 )
-from .messages import AgentMessage, AssistantMessage, ThinkingLevel
+from .messages import THINKING_LEVELS, AgentMessage, AssistantMessage, Model, ThinkingLevel
 from .records import Record, replace
 from .state import (
     AwaitingConvert,
@@ -155,6 +155,7 @@ from .texts import (
     CONTINUE_FROM_ASSISTANT_TEXT,
     NO_ERROR_MESSAGE_TEXT,
     REQUEST_ABORTED_TEXT,
+    bad_answer_text,
     hook_failed_text,
     not_a_stream_event_text,
     not_awaited_text,
@@ -385,9 +386,9 @@ def _end_turn(s: Draft) -> bool:
     s.last_turn = CompletedTurn(reply, s.results)
     s.turns += 1
     for usage in (reply.usage, *(r.usage for r in s.results)):
-        if usage is not None:
-            s.total_tokens += _counted(usage.total_tokens)
-            s.cost_usd += _counted(getattr(usage.cost, "total", 0))
+        if usage is not None:  # read leniently: a usage that is not one adds nothing
+            s.total_tokens += _counted(getattr(usage, "total_tokens", 0))
+            s.cost_usd += _counted(getattr(getattr(usage, "cost", None), "total", 0))
     return True
 
 
@@ -574,9 +575,7 @@ def _on_answer(s: Draft, inp: Any) -> None:
 
 
 def _on_hook_failed(s: Draft, inp: HookFailed) -> None:
-    if isinstance(s.phase, RunningTools):
-        _on_tool_answer(s, inp)
-        return
+    """A loop hook raised (a tool hook's failure is the batch's: :data:`TRANSITIONS` sends it there)."""
     text = hook_failed_text(_ASK_OF_PHASE[type(s.phase)].hook, inp.error)
     _close_turn_with(s, _synthetic_reply(s, "error", text), started=False)
 
@@ -780,13 +779,41 @@ def _check(s: LoopState, inp: Input) -> str | None:
         return batch.decisions_problem(phase.pending, inp.decisions)
     input_id = getattr(inp, "id", None)
     if input_id is None:
-        return None
+        return _answer_problem(inp)
     if isinstance(phase, RunningTools):
         return batch.problem(phase, inp)  # type: ignore[arg-type]
     if getattr(phase, "id", None) != input_id:
         return not_awaited_text(getattr(phase, "id", None), input_id)
     if type(inp) is StreamEventReceived and s.run.aborted and type(inp.event) not in (DoneEvent, ErrorEvent):
         return stream_closing_text(getattr(inp.event, "type", type(inp.event).__name__))
+    return _answer_problem(inp)
+
+
+_MESSAGES_FIELD: Final[dict[type, str]] = {Started: "prompts", SteeringPolled: "messages", FollowUpsPolled: "messages",
+                                           ContextTransformed: "messages", ContextConverted: "messages"}
+_NEXT_TURN_FIELDS: Final = (("context", AgentContext, "an AgentContext or None"), ("model", Model, "a Model or None"))
+
+
+def _answer_problem(inp: Input) -> str | None:
+    """What an input holds that the turn cannot take: messages that are not a sequence, a next
+    turn that is not one (the interpreters check what the user's code returns; this is for
+    other drivers and damaged transcripts)."""
+    name = _MESSAGES_FIELD.get(type(inp))
+    if name is not None:
+        messages = getattr(inp, name)
+        if not isinstance(messages, (tuple, list, PVector)):
+            return bad_answer_text(inp.type, name, messages, "a tuple of messages")
+    elif type(inp) is NextTurnPrepared and inp.next_turn is not None:
+        nxt: Any = inp.next_turn
+        if not isinstance(nxt, NextTurn):
+            return bad_answer_text(inp.type, "next_turn", nxt, "a NextTurn or None")
+        for field, kind, expected in _NEXT_TURN_FIELDS:
+            value = getattr(nxt, field)
+            if value is not None and not isinstance(value, kind):
+                return bad_answer_text(inp.type, field, value, expected, "next_turn")
+        if nxt.thinking_level is not None and nxt.thinking_level not in THINKING_LEVELS:
+            return bad_answer_text(inp.type, "thinking_level", nxt.thinking_level,
+                                   f"one of {', '.join(THINKING_LEVELS)}, or None", "next_turn")
     return None
 
 

@@ -26,8 +26,10 @@ __all__ = [
     "SUSPENDED_TEXT",
     "approval_required_text",
     "budget_reached_text",
+    "bad_answer_text",
     "bad_decision_text",
     "decisions_problem_text",
+    "decisions_shape_text",
     "deferred_text",
     "not_suspended_text",
     "suspension_version_text",
@@ -302,6 +304,34 @@ def bad_decision_text(call_id: str, decision: str, field: str, value: Any, expec
     """
     return (f"the {decision} for tool call {call_id} has {_an(field)} that is {_kind(value)} "
             f"({value!r:.60}), not {expected}")
+
+
+def bad_answer_text(input_type: str, field: str, value: Any, expected: str, within: str | None = None) -> str:
+    """An answer holding what it cannot in ``field`` (``within``: in that field of its record).
+
+    >>> bad_answer_text("tool_finished", "result", None, "an AgentToolResult")
+    'the result of tool_finished is None (None), not an AgentToolResult'
+    >>> bad_answer_text("next_turn_prepared", "model", "big", "a Model or None", within="next_turn")
+    "the model of next_turn_prepared's next_turn is a str ('big'), not a Model or None"
+    """
+    where = f"{input_type}'s {within}" if within else input_type
+    return f"the {field} of {where} is {_kind(value)} ({value!r:.60}), not {expected}"
+
+
+def decisions_shape_text(decisions: Any, index: int | None = None, call_id: bool = False) -> str:
+    """What ``Resumed`` was given instead of (tool call id, decision) pairs: the decisions
+    themselves, the pair at ``index``, or (``call_id``) that pair's id.
+
+    >>> decisions_shape_text(None)
+    'the decisions are None (None), not a tuple of (tool call id, decision) pairs'
+    >>> decisions_shape_text(("c1",), 0)
+    "decision 0 is a tuple (('c1',)), not a (tool call id, decision) pair"
+    """
+    if index is None:
+        return f"the decisions are {_kind(decisions)} ({decisions!r:.60}), not a tuple of (tool call id, decision) pairs"
+    if call_id:
+        return f"decision {index} has a tool call id that is {_kind(decisions)} ({decisions!r:.60}), not text"
+    return f"decision {index} is {_kind(decisions)} ({decisions!r:.60}), not a (tool call id, decision) pair"
 
 
 def _an(word: str) -> str:
