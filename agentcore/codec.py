@@ -7,7 +7,13 @@ class: the ``type``/``role`` string they already carry (``"user"``, ``"message_s
 
 Fields that hold free-form JSON (tool arguments, details, schemas) are written as they are and
 read back frozen, without looking for tags inside them, so a tool argument that happens to have
-a ``type`` key stays a plain object.
+a ``type`` key stays a plain object. The one exception is the numbers JSON has no text for: NaN,
+``inf`` and ``-inf`` (a :class:`~agentcore.frozen.NonFinite` in a frozen value) are written as
+``{"type": "float", "value": "NaN"}`` (``"Infinity"``, ``"-Infinity"``) and read back as the
+numbers, wherever they are; an object of the application's own that would read as such a tag
+(or as the escape of one) is written inside ``{"type": "json", "value": ...}``
+(:func:`plain_json`) and read back as it was. JSON data (what :func:`to_json` and :func:`parse`
+give) never holds such a number: its tag stands for it.
 
 Stream events carry the whole partial message; a journal that stores every delta would grow with
 the square of the reply. ``to_json(event, partials=False)`` leaves out the partial of delta and
@@ -48,7 +54,7 @@ from . import messages as _messages
 from . import state as _state
 from . import stream as _stream
 from . import tools as _tools
-from .frozen import FrozenDict, freeze
+from .frozen import NON_FINITE_NAMES, FrozenDict, NonFinite, freeze
 from .records import (
     field_annotations,
     is_record_class,
@@ -68,7 +74,9 @@ __all__ = [
     "from_json",
     "json_form",
     "loads",
+    "may_hold_tags",
     "parse",
+    "plain_json",
     "prepared",
     "register",
     "register_form",
@@ -85,7 +93,7 @@ _Decoder = Callable[[Mapping[str, Any], str], Any]
 
 _decoders: dict[str, _Decoder] = {}
 _classes: dict[str, type] = {}
-_RESERVED: Final = frozenset({"json", "partial_assistant"})
+_RESERVED: Final = frozenset({"json", "float", "partial_assistant"})
 
 
 def _tag_of(cls: type) -> str:
@@ -120,12 +128,14 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 # - a partial message becomes ``{"type": "partial_assistant", "message": ...}``, and a stream
 #   block event drops its partial when ``partials=False``;
 # - sets become lists in the order of their JSON text, a plain object with its own ``type`` key
-#   becomes ``{"type": "json", "value": ...}`` (outside free-form fields).
+#   becomes ``{"type": "json", "value": ...}`` (outside free-form fields; :func:`plain_json`);
+# - a float that is not finite becomes a :class:`NonFinite` (which the hook writes as its tag).
 #
 # Classes that need none of it are *native*: :func:`_prepare` hands them to the encoder as they
 # are, without looking inside (every message, content block and usage of the library is one).
 # Free-form fields (tool arguments, details) are never prepared; the encoder's hook gives the
-# JSON form of what JSON has no type for (:func:`json_form`).
+# JSON form of what JSON has no type for (:func:`json_form`): a ``NonFinite`` as its tag, and a
+# frozen object that would read as a tag inside the escape (:func:`_needs_escape`).
 
 
 class _PartialForm(msgspec.Struct, frozen=True, tag_field="type", tag="partial_assistant"):
@@ -155,7 +165,8 @@ class _Plan:
         changes: dict[str, Any] | None = None
         for f in self.walk:
             x = getattr(value, f)
-            if type(x) in _native:
+            kind = type(x)
+            if kind in _native or (kind is float and x - x == 0.0):
                 continue
             y = _prepare(x, partials)
             if y is not x:
@@ -180,9 +191,10 @@ _plans: dict[type, _Plan] = {}
 _ready = False
 """Set once the library's own records are registered: from then on each :func:`register` call
 works out which classes are native again (at import, that is done once, at the end)."""
-_native: set[type] = {str, int, float, bool, type(None), _PartialForm}
-"""The classes :func:`_prepare` gives back as they are: scalars, native records, and what it
-made itself (so that preparing twice changes nothing)."""
+_native: set[type] = {str, int, bool, type(None), NonFinite, _PartialForm}
+"""The classes :func:`_prepare` gives back as they are: scalars (a ``float`` is looked at: it may
+not be finite), native records, and what it made itself (so that preparing twice changes
+nothing)."""
 
 
 def _prepare(value: Any, partials: bool) -> Any:
@@ -190,6 +202,8 @@ def _prepare(value: Any, partials: bool) -> Any:
     kind = type(value)
     if kind in _native:
         return value
+    if kind is float:
+        return value if value - value == 0.0 else NonFinite(value)
     plan = _plans.get(kind)
     if plan is not None:
         return plan.prepare(value, partials)
@@ -202,7 +216,7 @@ def _prepare(value: Any, partials: bool) -> Any:
     if isinstance(value, Mapping):
         if "type" in value:
             # A plain object with its own "type" key must not be read back as a record.
-            return {"type": "json", "value": freeze(value)}
+            return plain_json(value)
         return {str(k): _prepare(v, partials) for k, v in value.items()}
     if isinstance(value, (frozenset, set)):
         return sorted([_prepare(v, partials) for v in value], key=_json_text)
@@ -222,7 +236,8 @@ def _prepare_items(items: Any, partials: bool) -> Any:
     out: list[Any] | None = None
     native = _native
     for i, x in enumerate(items):
-        if type(x) in native:
+        kind = type(x)
+        if kind in native or (kind is float and x - x == 0.0):
             continue
         y = _prepare(x, partials)
         if y is not x:
@@ -235,18 +250,95 @@ def _prepare_items(items: Any, partials: bool) -> Any:
 def _hook(value: Any) -> Any:
     """The encoder's hook: what ``msgspec`` has no JSON for by itself."""
     if type(value) is FrozenDict:
-        return value.as_dict()
+        data = value.as_dict()
+        if len(data) == 2 and "type" in data and _needs_escape(data):
+            return {"type": "json", "value": data}
+        return data
+    if type(value) is NonFinite:
+        return _TAGS[value.json_name]
     if isinstance(value, PVector):
         return value.tolist()
     if isinstance(value, _enum.Enum):
         return value.value
     if isinstance(value, int):  # a subclass (bool has none)
         return int(value)
-    if isinstance(value, float):
-        return float(value)
+    if isinstance(value, float):  # a subclass (a numpy float, say)
+        number = float(value)
+        return number if number - number == 0.0 else _TAGS[NonFinite(number).json_name]
     if isinstance(value, str):
         return str(value)
     return repr(value)
+
+
+# --------------------------------------------------------------------------- NaN and the infinities
+#
+# ``{"type": "float", "value": "NaN"}`` stands for a number JSON has no text for. An object of the
+# application's own that the reader would take for such a tag, or for the escape of one, is
+# written escaped: ``{"type": "json", "value": <the object>}``, its items written as usual. The
+# reader (:func:`_untag`) turns a tag into the number and takes an escape's object as it is (its
+# items read as usual); any other object, ``{"type": "json", ...}`` around something else too, is
+# data. So an object is escaped exactly when its JSON text would read as something else.
+
+_TAGS: Final = {name: {"type": "float", "value": name} for name in NON_FINITE_NAMES}
+
+
+def _needs_escape(data: Mapping[str, Any]) -> bool:
+    """Whether the object ``data`` (two items, one of them ``type``) would be read as a tag or an
+    escape: ``{"type": "float", "value": "NaN"}`` (or ``"Infinity"``, ``"-Infinity"``), or
+    ``{"type": "json", "value": X}`` where X is written as one (a ``NonFinite``, or such an object)."""
+    if "value" not in data:
+        return False
+    kind, value = data["type"], data["value"]
+    if kind == "float" and type(kind) is str:
+        return type(value) is str and value in NON_FINITE_NAMES
+    if kind == "json" and type(kind) is str:
+        return (type(value) is NonFinite or (isinstance(value, Mapping) and len(value) == 2 and "type" in value
+                                             and _needs_escape(value)))
+    return False
+
+
+def _is_tag(data: dict[str, Any]) -> bool:
+    """Whether the JSON object ``data`` is a tag or an escape (what :func:`_needs_escape` says of
+    the object it stands for, as written)."""
+    if len(data) != 2 or "value" not in data:
+        return False
+    kind, value = data.get("type"), data["value"]
+    if kind == "float":
+        return type(value) is str and value in NON_FINITE_NAMES
+    return kind == "json" and type(value) is dict and _is_tag(value)
+
+
+def _untag(data: Any) -> Any:
+    """JSON data with each tag turned into its number and each escape into the object it holds."""
+    kind = type(data)
+    if kind is dict:
+        if len(data) == 2 and "type" in data and _is_tag(data):
+            inner = data["value"]
+            if data["type"] == "float":
+                return NonFinite(NON_FINITE_NAMES[inner])
+            data = inner  # an escape: its object is data, its items are read as usual
+        return {k: _untag(v) for k, v in data.items()}
+    if kind is list:
+        return [_untag(v) for v in data]
+    return data
+
+
+def may_hold_tags(text: bytes | str) -> bool:
+    """Whether JSON text may hold a tagged number (``False``: it holds none, and
+    :func:`from_json` can be told so with ``tagged=False``)."""
+    return (b'"float"' in text) if isinstance(text, bytes) else ('"float"' in text)
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` (a mapping, or any JSON value) prepared as a plain JSON value that the reader
+    takes for no record and no tag: ``{"type": "json", "value": value}``, frozen (escaped once
+    more when that object would read as a tag's escape).
+
+    >>> plain_json({"type": "user"})
+    {'type': 'json', 'value': FrozenDict({'type': 'user'})}
+    """
+    wrapped = {"type": "json", "value": freeze(value)}
+    return {"type": "json", "value": wrapped} if _needs_escape(wrapped) else wrapped
 
 
 _ENCODER: Final = msgspec.json.Encoder(enc_hook=_hook)
@@ -273,7 +365,8 @@ def encode_bytes(value: Any) -> bytes:
 
 
 def _finite(value: Any) -> Any:
-    """Plain JSON data with NaN and infinities as ``None``, as the encoder writes them."""
+    """Plain JSON data with NaN and infinities as ``None``, as the encoder writes a plain float
+    (a ``NonFinite`` has become its tag already)."""
     kind = type(value)
     if kind is float:
         return value if value - value == 0.0 else None
@@ -292,11 +385,17 @@ def _plain_hook(value: Any) -> Any:
 
 def parse(data: bytes | str) -> Any:
     """JSON text (what :func:`encode_bytes` writes) as JSON data: parsed in C, or by the
-    ``json`` module for what msgspec refuses (a lone surrogate's escape, ``NaN``)."""
+    ``json`` module for what msgspec refuses (a lone surrogate's escape, and ``NaN``,
+    ``Infinity`` and ``-Infinity``, which older transcripts hold: read as their tags)."""
     try:
         return _decode_json(data)
     except msgspec.DecodeError:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_constant)
+
+
+def _constant(name: str) -> Any:
+    """A ``NaN``, ``Infinity`` or ``-Infinity`` in JSON text, as JSON data holds it: its tag."""
+    return dict(_TAGS[name])
 
 
 def _json_text(value: Any) -> bytes:
@@ -305,17 +404,20 @@ def _json_text(value: Any) -> bytes:
 
 
 def encode_raw(value: Any) -> Any:
-    """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags."""
+    """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags (NaN
+    and the infinities as :class:`~agentcore.frozen.NonFinite` numbers)."""
     if type(value) in _SCALARS:
-        return value
-    return parse(encode_bytes(freeze(value)))
+        return freeze(value)
+    text = encode_bytes(freeze(value))
+    return _untag(parse(text)) if may_hold_tags(text) else parse(text)
 
 
 def json_form(value: Any) -> Any:
     """What JSON cannot hold, as the JSON that stands for it in free-form fields (tool
     arguments, ``details``): datetimes, dates and times as RFC 3339 text, ``Decimal`` as its
     exact text, sets as lists in the order of their items' JSON text, bytes as base64 text, an
-    ``Enum`` as its value, and any other object as its ``repr``. A run keeps the objects; what is
+    ``Enum`` as its value, NaN and the infinities as :class:`~agentcore.frozen.NonFinite` numbers
+    (written as their tags), and any other object as its ``repr``. A run keeps the objects; what is
     encoded (a transcript, the Ray wire) keeps this form, which encodes to itself, so a replay is
     identical.
 
@@ -513,6 +615,8 @@ def _decode(value: Any, path: str) -> Any:
             return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
         if tag == "json":
             return freeze(value.get("value"))
+        if tag == "float" and _is_tag(value):  # a tag where from_json was told there is none
+            return NonFinite(NON_FINITE_NAMES[value["value"]])
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
             blocks = tuple(message.content)
@@ -539,13 +643,30 @@ def to_json(value: Any, *, partials: bool = True) -> Any:
     return parse(encode_bytes(_prepare(value, partials)))
 
 
-def from_json(data: Any) -> Any:
-    """Decode what :func:`to_json` produced. Raises :class:`CodecError` naming the path."""
-    return _decode(data, "$")
+def from_json(data: Any, *, tagged: bool | None = None) -> Any:
+    """Decode what :func:`to_json` produced. Raises :class:`CodecError` naming the path.
+
+    ``tagged``: whether ``data`` may hold tagged numbers (NaN and the infinities), which are
+    turned back into numbers first; ``None`` (the default) looks (one pass of the encoder over
+    ``data``); a caller that has the JSON text says what :func:`may_hold_tags` says of it."""
+    if tagged is None:
+        tagged = _has_tags(data)
+    return _decode(_untag(data) if tagged else data, "$")
+
+
+def _has_tags(data: Any) -> bool:
+    if type(data) is not dict and type(data) is not list:
+        return False
+    try:
+        return may_hold_tags(_encode(data))
+    except Exception:  # a value the encoder cannot write (a lone surrogate): look the slow way
+        return True
 
 
 def decode_at(data: Any, path: str) -> Any:
-    """:func:`from_json` of a part of a JSON value, found at ``path`` (which errors name)."""
+    """:func:`from_json` of a part of a JSON value, found at ``path`` (which errors name), for
+    the ``decode`` of :func:`register_form`: ``data`` is a part of what :func:`from_json` was
+    given, its tagged numbers read already."""
     return _decode(data, path)
 
 
@@ -565,10 +686,10 @@ def dumps(value: Any, *, partials: bool = True) -> str:
 def loads(text: str) -> Any:
     """Parse JSON text and decode it."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_constant)
     except ValueError as exc:
         raise CodecError(f"not JSON: {exc}") from None
-    return from_json(data)
+    return from_json(data, tagged=may_hold_tags(text) or "NaN" in text or "Infinity" in text)
 
 
 # --------------------------------------------------------------------------- stream events

@@ -9,7 +9,6 @@ naming the line. Recorded effects stay JSON as written (``$seq`` history deltas 
 
 from __future__ import annotations
 
-import json
 import os
 import typing
 import warnings
@@ -21,7 +20,7 @@ from typing import Any, Final
 import msgspec
 
 from agentcore import Effect, Input, LoopState
-from agentcore.codec import CodecError, PartialFold, from_json
+from agentcore.codec import CodecError, PartialFold, from_json, parse
 from agentcore.effects import Emit
 from agentcore.events import MessageUpdateEvent
 from agentcore.inputs import StreamEventReceived
@@ -64,6 +63,9 @@ class Entry:
     effects_json: list[Any]
     text: str
     seqs: Mapping[str, list[Any]]
+    tagged: bool = True
+    """Whether the line may hold tagged numbers (NaN and the infinities; see
+    :func:`agentcore.codec.from_json`)."""
     _effects: tuple[Effect, ...] | None = None
 
     @property
@@ -80,7 +82,7 @@ class Entry:
         """The recorded effects, decoded (``message_update`` emits come back as the input's event)."""
         if self._effects is None:
             try:
-                self._effects = tuple(_decode_effect(e, self.input) for e in self.effects_json)
+                self._effects = tuple(_decode_effect(e, self.input, self.tagged) for e in self.effects_json)
             except _DECODE_ERRORS as exc:
                 raise _fail(self.line, f"cannot decode the effects: {exc}") from None
         return self._effects
@@ -112,12 +114,12 @@ def expand(value: Any) -> Any:
     return value
 
 
-def _decode_effect(data: Any, inp: Input) -> Effect:
+def _decode_effect(data: Any, inp: Input, tagged: bool) -> Effect:
     if is_update(data):
         ev = getattr(inp, "event", None)
         return Emit(MessageUpdateEvent(getattr(ev, "partial", None), ev))  # type: ignore[arg-type]
     full = expand(data)
-    effect: Effect = from_json(full)
+    effect: Effect = from_json(full, tagged=tagged)
     return effect
 
 
@@ -165,12 +167,12 @@ class Transcript:
         return len(self.entries)
 
 
-def decode_state(data: Mapping[str, Any]) -> LoopState:
+def decode_state(data: Mapping[str, Any], *, tagged: bool | None = None) -> LoopState:
     """``from_json`` for a ``LoopState``, checked: every field of every record in it has its
     type (:func:`agentcore.records.type_problem`) and the conversations hold messages. Raises
     :class:`CodecError` naming the first field that does not (``$.run.turns is a str ('x'),
-    not an int``)."""
-    decoded = from_json(data)
+    not an int``). ``tagged`` is :func:`agentcore.codec.from_json`'s."""
+    decoded = from_json(data, tagged=tagged)
     problem = type_problem(decoded, LoopState, read_back=True)
     if problem is None:
         run = decoded.run
@@ -204,7 +206,7 @@ _HEADER_VALUES: Final[dict[str, Any]] = {"library_version": str, "created_at": i
                                          "hooks": typing.Sequence[str], "interpreter": str}
 
 
-def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:
+def _check_header(header: dict[str, Any], path: Path | None, tagged: bool) -> LoopState:
     """The header's initial state, decoded; every field of the header checked first (the ones a
     writer left out are not required: only ``initial_state`` is)."""
     if "initial_state" not in header:
@@ -217,7 +219,7 @@ def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:
     for name, expected in _HEADER_RECORDS.items():
         if name in header:
             try:
-                decoded = from_json(header[name])
+                decoded = from_json(header[name], tagged=tagged)
                 problem = type_problem(decoded, expected, read_back=True)
                 if problem is not None:
                     raise CodecError(problem)
@@ -225,7 +227,7 @@ def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:
                 verb = "do" if name == "tools" else "does"
                 raise _fail(1, f"the header's {name} {verb} not decode: {exc}", path) from None
     try:
-        return decode_state(header["initial_state"])
+        return decode_state(header["initial_state"], tagged=tagged)
     except _DECODE_ERRORS as exc:
         raise _fail(1, f"the header's initial_state does not decode: {exc}", path) from None
 
@@ -254,14 +256,14 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
 _decode_line: Final = msgspec.json.Decoder().decode
 
 
-def _parse_line(raw: bytes, text: str) -> Any:
-    """One line's JSON: parsed in C; a line msgspec refuses (``NaN``, which the json module
-    writes and reads, or a damaged line) goes through the json module, which also words the
-    error."""
+def _parse_line(raw: bytes) -> tuple[Any, bool]:
+    """One line's JSON, and whether it may hold tagged numbers: parsed in C; a line msgspec
+    refuses (``NaN``, which older transcripts hold, a lone surrogate's escape, or a damaged
+    line) goes through the json module, which also words the error."""
     try:
-        return _decode_line(raw)
+        return _decode_line(raw), b'"float"' in raw  # agentcore.codec.may_hold_tags, inlined
     except msgspec.DecodeError:
-        return json.loads(text)
+        return parse(raw), True
 
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
@@ -286,7 +288,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
     if not lines:
         raise _fail(1, "empty file: not an agentcore-fx transcript", path)
     try:
-        header = json.loads(lines[0])
+        header, tagged = _parse_line(lines[0])
     except ValueError:
         raise _fail(1, "not an agentcore-fx transcript (the header is not JSON)", path) from None
     if not isinstance(header, dict) or header.get("transcript") != FORMAT:
@@ -295,7 +297,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
     if version not in READABLE_VERSIONS or type(version) is not int:
         raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions "
                         f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]})", path)
-    initial = _check_header(header, path)
+    initial = _check_header(header, path, tagged)
     entries: list[Entry] = []
     seqs: dict[str, list[Any]] = {}
     folds: dict[int, PartialFold] = {}
@@ -305,7 +307,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
         raw = lines[index]
         try:
             text = raw.decode("utf-8")
-            obj = _parse_line(raw, text)
+            obj, tagged = _parse_line(raw)
         except ValueError as exc:
             raise _fail(lineno, f"damaged line (not JSON: {exc})", path) from None
         if not isinstance(obj, dict):
@@ -339,7 +341,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                                                  and type(e["event"].get("type")) is str))):
                 raise _fail(lineno, f"damaged step (effect {i} is not an effect object with a type)", path)
         try:
-            inp = from_json(inp_json)
+            inp = from_json(inp_json, tagged=tagged)
             if not isinstance(inp, _INPUTS):
                 raise CodecError(f"not an input: {inp_json.get('type')!r}")
             if type(inp) is StreamEventReceived:
@@ -348,7 +350,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                     fold = folds[inp.id] = PartialFold()
                 changed = inp_json["event"].get("header") if isinstance(inp_json.get("event"), dict) else None
                 if changed is not None:
-                    changed = from_json(changed)
+                    changed = from_json(changed, tagged=tagged)
                     if not isinstance(changed, AssistantMessage):
                         raise CodecError(f"the event's header is a {type(changed).__name__}, not an assistant message")
                 event = fold.apply(inp.event, changed, strict=False)
@@ -360,7 +362,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
             seqs = _resolve(effects, seqs)
         except (KeyError, TypeError, ValueError) as exc:
             raise _fail(lineno, f"damaged history delta: {exc}", path) from None
-        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs))
+        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs, tagged))
     return Transcript(path, header, entries, torn, tuple(resumed), size, initial)
 
 
@@ -408,7 +410,8 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             inp_json = {"type": "stream_event_received", "id": sid,
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
             effects = [{"type": "emit", "event": update}]
-            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
+            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs,
+                                 False))
     except IndexError:
         raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply",
                     path) from None
