@@ -39,7 +39,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from pyrsistent import PVector, pvector
 
-from agentcore.records import replace
+from agentcore.records import is_message, replace
 from agentcore import (
     SUSPENSION_VERSION,
     ApprovalChecked,
@@ -1051,12 +1051,6 @@ def _shown(value: Any) -> str:
 def _a(name: str) -> str:
     """``name`` with its indefinite article: ``a dict``, ``an int``."""
     return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
-
-
-def is_message(value: Any) -> bool:
-    """A message the loop can carry: a record with a ``role`` string (the library's message
-    types or an application's own), not a plain mapping."""
-    return not isinstance(value, (Mapping, str, bytes, type)) and isinstance(getattr(value, "role", None), str)
 
 
 _MESSAGE_HINT: Final = ("a message (UserMessage, AssistantMessage, ToolResultMessage, ... or an "

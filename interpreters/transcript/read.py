@@ -25,10 +25,9 @@ from agentcore.effects import Emit
 from agentcore.events import MessageUpdateEvent
 from agentcore.inputs import StreamEventReceived
 from agentcore.messages import AssistantMessage, Model
-from agentcore.records import kind_of, type_problem
+from agentcore.records import messages_problem, type_problem
 from agentcore.tools import ToolSpec
 
-from ..driver import is_message
 from ..gc_pause import paused_gc
 from .format import (
     DELTAS,
@@ -176,9 +175,9 @@ def decode_state(data: Mapping[str, Any], *, tagged: bool | None = None) -> Loop
     problem = type_problem(decoded, LoopState, read_back=True)
     if problem is None:
         run = decoded.run
-        problem = (_messages_problem(run.messages, "$.run.messages")
-                   or _messages_problem(run.new_messages, "$.run.new_messages")
-                   or _messages_problem(run.llm_messages or (), "$.run.llm_messages"))
+        problem = (messages_problem(run.messages, "$.run.messages")
+                   or messages_problem(run.new_messages, "$.run.new_messages")
+                   or messages_problem(run.llm_messages or (), "$.run.llm_messages"))
         for name, kind in _COUNTERS.items():  # the core counts on with them: exact types
             problem = problem or type_problem(getattr(run, name), kind, f"$.run.{name}")
     if problem is not None:
@@ -187,16 +186,6 @@ def decode_state(data: Mapping[str, Any], *, tagged: bool | None = None) -> Loop
 
 
 _COUNTERS: Final[dict[str, type]] = {"next_id": int, "turns": int, "total_tokens": int, "cost_usd": float}
-
-
-def _messages_problem(messages: Any, path: str) -> str | None:
-    """The first item of a conversation that is not a message (its type says only ``Any``: an
-    application may add message types of its own)."""
-    for i, message in enumerate(messages):
-        if not is_message(message):
-            return (f"{path}[{i}] is {kind_of(message)}, not a message (a record with a role: UserMessage, "
-                    "AssistantMessage, ToolResultMessage, ...)")
-    return None
 
 
 _HEADER_RECORDS: Final[dict[str, Any]] = {"model": Model, "tools": tuple[ToolSpec, ...]}

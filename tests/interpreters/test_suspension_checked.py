@@ -162,7 +162,7 @@ def test_a_suspension_that_shows_one_thing_and_would_run_another_is_refused(flav
 @pytest.mark.parametrize("field, value, text", [
     ("turns", "x", "state.run.turns is a str ('x'), not an int"),
     ("next_id", None, "state.run.next_id is None, not an int"),
-    ("cost_usd", "1", "state.run.cost_usd is a str ('1'), not a float"),
+    ("cost_usd", "1", "state.run.cost_usd is a str ('1'), not a number"),
     ("max_turns", 2.5, "state.run.max_turns is a float (2.5), not an int or None"),
 ])
 def test_a_counter_of_the_wrong_type_is_refused_before_any_tool_runs(
