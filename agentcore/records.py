@@ -53,6 +53,7 @@ __all__ = [
     "Message",
     "Record",
     "field_annotations",
+    "fields_problem",
     "is_message",
     "is_record",
     "is_record_class",
@@ -274,6 +275,25 @@ def type_problem(value: object, expected: Any, path: str = "$", *, read_back: bo
     return _worded(_checker(expected, (read_back, opaque))(value), path)
 
 
+def fields_problem(record: object, path: str = "$", *, read_back: bool = False) -> str | None:
+    """:func:`type_problem` of ``record``'s own fields: a record in a field is checked for its
+    class, not its fields (a check whose cost does not grow with what the record holds).
+
+    >>> from agentcore import ToolFinished
+    >>> fields_problem(ToolFinished(3, "x", 5), "input")  # type: ignore[arg-type]
+    "input.result is a str ('x'), not an AgentToolResult"
+    """
+    key = (type(record), read_back)
+    check = _fields_checks.get(key)
+    if check is None:
+        check = _fields_checks[key] = _fields_checker(type(record), (read_back, _RECORDS))
+    return _worded(check(record), path)
+
+
+_RECORDS: Final = (msgspec.Struct,)
+_fields_checks: dict[tuple[type, bool], _Check] = {}
+
+
 _ITEM: Final = "\x00item"
 """The path segment of an item of a set (which has no order to give it an index)."""
 
@@ -405,6 +425,10 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None), tuple})
 def _record_checker(cls: type, mode: _Mode) -> _Check:
     if mode[1] and issubclass(cls, mode[1]):
         return lambda v: None if isinstance(v, cls) else _fail(v, cls)
+    return _fields_checker(cls, mode)
+
+
+def _fields_checker(cls: type, mode: _Mode) -> _Check:
     fields: list[tuple[str, _Check]] | None = None  # found at the first check (types may refer to themselves)
 
     def check(value: Any) -> _Failure | None:
@@ -426,6 +450,9 @@ def _record_checker(cls: type, mode: _Mode) -> _Check:
 def _union_checker(tp: Any, args: tuple[Any, ...], mode: _Mode) -> _Check:
     members: list[tuple[Callable[[Any], bool], _Check]] | None = None  # found at the first check
     optional = type(None) in args
+    classes = tuple(a for a in args if a is not type(None))
+    if mode[1] and all(isinstance(a, type) and _checked(a) and issubclass(a, mode[1]) for a in classes):
+        return lambda v: None if isinstance(v, classes) or (v is None and optional) else _fail(v, tp)
 
     def check(value: Any) -> _Failure | None:
         nonlocal members

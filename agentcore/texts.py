@@ -55,6 +55,7 @@ __all__ = [
     "not_found_text",
     "stream_closing_text",
     "stream_order_text",
+    "stream_field_text",
     "stream_payload_text",
     "timed_out_text",
 ]
@@ -176,6 +177,15 @@ def stream_payload_text(event_type: str, field: str, value: Any) -> str:
         f"Stream protocol error: the {event_type} event's {field} was {_kind(value)} "
         f"({_shown(value)}); expected an AssistantMessage (or a PartialAssistantMessage)"
     )
+
+
+def stream_field_text(event_type: str, field: str, value: Any, expected: str) -> str:
+    """A stream event whose own field holds something of another type.
+
+    >>> print(stream_field_text("text_end", "content", "hi", "TextContent"))
+    Stream protocol error: the text_end event's content was a str ('hi'); expected a TextContent
+    """
+    return f"Stream protocol error: the {event_type} event's {field} was {_kind(value)} ({_shown(value)}); expected {_an(expected)}"
 
 
 def stream_order_text(event_type: str, problem: str) -> str:

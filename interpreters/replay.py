@@ -428,12 +428,16 @@ def step_recorded(state: LoopState, entry: Entry) -> StepResult:
     if type(inp) is StreamEventReceived:
         problem = stream_event_problem(inp.event)  # the recorder only writes real stream events
         if problem is not None:
-            raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged ({problem})")
+            raise _damaged(entry, problem)
     try:
         return step(state, inp)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
-        raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged "
-                              f"({type(exc).__name__}: {exc})") from None
+        raise _damaged(entry, f"{type(exc).__name__}: {exc}") from None
+
+
+def _damaged(entry: Entry, problem: str) -> TranscriptError:
+    return TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged ({problem})",
+                           path=entry.path, line=entry.line)
 
 
 def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: int | None = None,
@@ -588,8 +592,11 @@ class RecordedModel:
             elif type(inp) is AbortRequested:
                 for call in open_.values():
                     call.aborted = True
-            for e in entry.effects_json:
+            for i, e in enumerate(entry.effects_json):
                 if e.get("type") == "call_llm":
+                    if type(e.get("id")) is not int:
+                        raise TranscriptError(f"line {entry.line}: effect {i} (call_llm) has no id",
+                                              path=transcript.path, line=entry.line)
                     call = _Call(e["id"])
                     self.replies.append(call)
                     open_[call.id] = call

@@ -482,5 +482,6 @@ def test_a_recorded_input_damaged_inside_is_named_by_its_line(tmp_path: Path) ->
     edit(path, done.line, lambda o: o["input"]["event"]["message"].update(type="user"))  # another record now
     with pytest.raises(TranscriptError) as info:
         replay(path)
-    assert str(info.value).startswith(f"line {done.line}: the input of step {done.step} is damaged (Stream protocol "
+    assert str(info.value).startswith(f"{path}: line {done.line}: cannot decode the input: Stream protocol "
                                       "error: the done event's message was a UserMessage (")
+    assert (info.value.path, info.value.line) == (path, done.line)
