@@ -55,6 +55,7 @@ from . import state as _state
 from . import stream as _stream
 from . import tools as _tools
 from .frozen import NON_FINITE_NAMES, FrozenDict, NonFinite, freeze
+from .json_tags import TAGS, is_tag, may_hold_tags, needs_escape, plain_json, tag_of, untag
 from .records import (
     field_annotations,
     is_record_class,
@@ -135,7 +136,7 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 # are, without looking inside (every message, content block and usage of the library is one).
 # Free-form fields (tool arguments, details) are never prepared; the encoder's hook gives the
 # JSON form of what JSON has no type for (:func:`json_form`): a ``NonFinite`` as its tag, and a
-# frozen object that would read as a tag inside the escape (:func:`_needs_escape`).
+# frozen object that would read as a tag inside the escape (:func:`agentcore.json_tags.needs_escape`).
 
 
 class _PartialForm(msgspec.Struct, frozen=True, tag_field="type", tag="partial_assistant"):
@@ -251,11 +252,11 @@ def _hook(value: Any) -> Any:
     """The encoder's hook: what ``msgspec`` has no JSON for by itself."""
     if type(value) is FrozenDict:
         data = value.as_dict()
-        if len(data) == 2 and "type" in data and _needs_escape(data):
+        if len(data) == 2 and "type" in data and needs_escape(data):
             return {"type": "json", "value": data}
         return data
     if type(value) is NonFinite:
-        return _TAGS[value.json_name]
+        return TAGS[value.json_name]
     if isinstance(value, PVector):
         return value.tolist()
     if isinstance(value, _enum.Enum):
@@ -264,81 +265,10 @@ def _hook(value: Any) -> Any:
         return int(value)
     if isinstance(value, float):  # a subclass (a numpy float, say)
         number = float(value)
-        return number if number - number == 0.0 else _TAGS[NonFinite(number).json_name]
+        return number if number - number == 0.0 else TAGS[NonFinite(number).json_name]
     if isinstance(value, str):
         return str(value)
     return repr(value)
-
-
-# --------------------------------------------------------------------------- NaN and the infinities
-#
-# ``{"type": "float", "value": "NaN"}`` stands for a number JSON has no text for. An object of the
-# application's own that the reader would take for such a tag, or for the escape of one, is
-# written escaped: ``{"type": "json", "value": <the object>}``, its items written as usual. The
-# reader (:func:`_untag`) turns a tag into the number and takes an escape's object as it is (its
-# items read as usual); any other object, ``{"type": "json", ...}`` around something else too, is
-# data. So an object is escaped exactly when its JSON text would read as something else.
-
-_TAGS: Final = {name: {"type": "float", "value": name} for name in NON_FINITE_NAMES}
-
-
-def _needs_escape(data: Mapping[str, Any]) -> bool:
-    """Whether the object ``data`` (two items, one of them ``type``) would be read as a tag or an
-    escape: ``{"type": "float", "value": "NaN"}`` (or ``"Infinity"``, ``"-Infinity"``), or
-    ``{"type": "json", "value": X}`` where X is written as one (a ``NonFinite``, or such an object)."""
-    if "value" not in data:
-        return False
-    kind, value = data["type"], data["value"]
-    if kind == "float" and type(kind) is str:
-        return type(value) is str and value in NON_FINITE_NAMES
-    if kind == "json" and type(kind) is str:
-        return (type(value) is NonFinite or (isinstance(value, Mapping) and len(value) == 2 and "type" in value
-                                             and _needs_escape(value)))
-    return False
-
-
-def _is_tag(data: dict[str, Any]) -> bool:
-    """Whether the JSON object ``data`` is a tag or an escape (what :func:`_needs_escape` says of
-    the object it stands for, as written)."""
-    if len(data) != 2 or "value" not in data:
-        return False
-    kind, value = data.get("type"), data["value"]
-    if kind == "float":
-        return type(value) is str and value in NON_FINITE_NAMES
-    return kind == "json" and type(value) is dict and _is_tag(value)
-
-
-def _untag(data: Any) -> Any:
-    """JSON data with each tag turned into its number and each escape into the object it holds."""
-    kind = type(data)
-    if kind is dict:
-        if len(data) == 2 and "type" in data and _is_tag(data):
-            inner = data["value"]
-            if data["type"] == "float":
-                return NonFinite(NON_FINITE_NAMES[inner])
-            data = inner  # an escape: its object is data, its items are read as usual
-        return {k: _untag(v) for k, v in data.items()}
-    if kind is list:
-        return [_untag(v) for v in data]
-    return data
-
-
-def may_hold_tags(text: bytes | str) -> bool:
-    """Whether JSON text may hold a tagged number (``False``: it holds none, and
-    :func:`from_json` can be told so with ``tagged=False``)."""
-    return (b'"float"' in text) if isinstance(text, bytes) else ('"float"' in text)
-
-
-def plain_json(value: Any) -> Any:
-    """``value`` (a mapping, or any JSON value) prepared as a plain JSON value that the reader
-    takes for no record and no tag: ``{"type": "json", "value": value}``, frozen (escaped once
-    more when that object would read as a tag's escape).
-
-    >>> plain_json({"type": "user"})
-    {'type': 'json', 'value': FrozenDict({'type': 'user'})}
-    """
-    wrapped = {"type": "json", "value": freeze(value)}
-    return {"type": "json", "value": wrapped} if _needs_escape(wrapped) else wrapped
 
 
 _ENCODER: Final = msgspec.json.Encoder(enc_hook=_hook)
@@ -390,12 +320,9 @@ def parse(data: bytes | str) -> Any:
     try:
         return _decode_json(data)
     except msgspec.DecodeError:
-        return json.loads(data, parse_constant=_constant)
+        return json.loads(data, parse_constant=tag_of)
 
 
-def _constant(name: str) -> Any:
-    """A ``NaN``, ``Infinity`` or ``-Infinity`` in JSON text, as JSON data holds it: its tag."""
-    return dict(_TAGS[name])
 
 
 def _json_text(value: Any) -> bytes:
@@ -409,7 +336,7 @@ def encode_raw(value: Any) -> Any:
     if type(value) in _SCALARS:
         return freeze(value)
     text = encode_bytes(freeze(value))
-    return _untag(parse(text)) if may_hold_tags(text) else parse(text)
+    return untag(parse(text)) if may_hold_tags(text) else parse(text)
 
 
 def json_form(value: Any) -> Any:
@@ -615,7 +542,7 @@ def _decode(value: Any, path: str) -> Any:
             return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
         if tag == "json":
             return freeze(value.get("value"))
-        if tag == "float" and _is_tag(value):  # a tag where from_json was told there is none
+        if tag == "float" and is_tag(value):  # a tag where from_json was told there is none
             return NonFinite(NON_FINITE_NAMES[value["value"]])
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
@@ -651,7 +578,7 @@ def from_json(data: Any, *, tagged: bool | None = None) -> Any:
     ``data``); a caller that has the JSON text says what :func:`may_hold_tags` says of it."""
     if tagged is None:
         tagged = _has_tags(data)
-    return _decode(_untag(data) if tagged else data, "$")
+    return _decode(untag(data) if tagged else data, "$")
 
 
 def _has_tags(data: Any) -> bool:
@@ -686,7 +613,7 @@ def dumps(value: Any, *, partials: bool = True) -> str:
 def loads(text: str) -> Any:
     """Parse JSON text and decode it."""
     try:
-        data = json.loads(text, parse_constant=_constant)
+        data = json.loads(text, parse_constant=tag_of)
     except ValueError as exc:
         raise CodecError(f"not JSON: {exc}") from None
     return from_json(data, tagged=may_hold_tags(text) or "NaN" in text or "Infinity" in text)

@@ -136,3 +136,41 @@ def test_a_suspension_holding_nan_arguments_resumes_into_its_transcript_and_repl
     [args] = [e.args for entry in read_transcript(path).entries for e in entry.effects
               if isinstance(e, ExecuteTool) and e.tool_call.id == "c5"]
     assert math.isnan(args["factor"])
+
+
+def test_a_history_holding_nan_in_the_header_replays(flavour: Flavour, tmp_path: Path) -> None:
+    """The run starts from a conversation whose tool call and result hold NaN: the header's
+    initial state holds their tags, and the state read back holds the numbers."""
+    from agentcore import AssistantMessage, ToolCall, UserMessage
+
+    history = [UserMessage("before", timestamp=1),
+               AssistantMessage((ToolCall("c0", "measure", {"x": math.nan}),), stop_reason="toolUse", timestamp=2),
+               ToolResultMessage("c0", "measure", (TextContent("measured"),), details={"x": -math.inf}, timestamp=3)]
+    path = tmp_path / "run.jsonl"
+    ctx = AgentContext("You measure.", history, [measure])
+    flavour.record(path, "go", ctx, AgentLoopConfig(model=MODEL), script(), clock=clock)
+    strict_json(path)
+    t = read_transcript(path)
+    call = t.initial_state.run.messages[1].content[0]
+    assert math.isnan(call.arguments["x"]) and t.initial_state.run.messages[2].details["x"] == -math.inf
+    assert replay(t).finished
+    assert flavour.call(flavour.replay_llm, path, AgentLoopConfig(model=MODEL), [measure]).finished
+
+
+def test_nan_written_as_the_json_module_writes_it_reads_back_and_replays(tmp_path: Path) -> None:
+    """A line holding ``NaN``, ``Infinity`` and ``-Infinity`` (what the json module writes, and
+    transcripts of format 4 and older may hold) reads as the numbers and replays: its JSON
+    data holds their tags, as the replay's does."""
+    from flavours import SYNC
+
+    path = tmp_path / "run.jsonl"
+    record(SYNC, path)
+    text = path.read_text(encoding="utf-8")
+    for name in ("NaN", "Infinity", "-Infinity"):
+        text = text.replace('{"type":"float","value":"%s"}' % name, name)
+    assert "NaN" in text and '"float"' not in text
+    path.write_text(text, encoding="utf-8")
+    t = read_transcript(path)
+    executed = [e.args for entry in t.entries for e in entry.effects if isinstance(e, ExecuteTool)]
+    assert math.isnan(executed[0]["x"]) and executed[0]["y"] == math.inf
+    assert replay(t).finished
