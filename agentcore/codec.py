@@ -55,7 +55,7 @@ from . import state as _state
 from . import stream as _stream
 from . import tools as _tools
 from .frozen import NON_FINITE_NAMES, FrozenDict, NonFinite, freeze
-from .json_tags import TAGS, is_tag, may_hold_tags, needs_escape, plain_json, tag_of, untag
+from .json_tags import TAGS, freeze_read, is_tag, needs_escape, plain_json, tag_of, untag
 from .records import (
     field_annotations,
     is_record_class,
@@ -75,7 +75,6 @@ __all__ = [
     "from_json",
     "json_form",
     "loads",
-    "may_hold_tags",
     "parse",
     "plain_json",
     "prepared",
@@ -336,7 +335,7 @@ def encode_raw(value: Any) -> Any:
     if type(value) in _SCALARS:
         return freeze(value)
     text = encode_bytes(freeze(value))
-    return untag(parse(text)) if may_hold_tags(text) else parse(text)
+    return untag(parse(text))
 
 
 def json_form(value: Any) -> Any:
@@ -389,7 +388,7 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             v = obj[fname]
             where = f"{path}.{fname}"
             if kind == "raw":
-                kwargs[fname] = freeze(v)
+                kwargs[fname] = freeze_read(v)
             elif kind == "pvector":
                 kwargs[fname] = None if v is None else pvector(
                     _decode(x, f"{where}[{i}]") for i, x in enumerate(_array(v, where)))
@@ -487,6 +486,62 @@ def _find_natives() -> None:
                 changed = True
     _typed.clear()
     _typed.update({plan.name: cls for cls, plan in _plans.items() if cls in decodable})
+    _find_readers(decodable)
+
+
+def _find_readers(decodable: set[type]) -> None:
+    """The JSON objects of which native classes the codec reads before msgspec decodes them
+    (:data:`_readers`): those with a free-form field of any value, and those holding one."""
+    free: dict[type, frozenset[str]] = {}
+    for cls in decodable:
+        plan, hints = _plans[cls], _hints(cls) or {}
+        fields = frozenset(f for f in plan.fields if f not in plan.walk and hints.get(f, Any) is Any)
+        if fields:
+            free[cls] = fields
+    holding: dict[type, frozenset[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for cls in decodable:
+            hints = _hints(cls) or {}
+            fields = frozenset(f for f in _plans[cls].walk
+                               if _mentions(hints.get(f, Any), set(free) | set(holding)))
+            if fields and holding.get(cls) != fields:
+                holding[cls] = fields
+                changed = True
+    _readers.clear()
+    _readers.update({cls: (free.get(cls, frozenset()), holding.get(cls, frozenset()))
+                     for cls in set(free) | set(holding)})
+
+
+def _mentions(tp: Any, classes: set[type]) -> bool:
+    if isinstance(tp, type):
+        return tp in classes
+    return any(_mentions(a, classes) for a in typing.get_args(tp))
+
+
+def _read_free(cls: type, obj: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object of a native ``cls`` with its free-form fields of any value read
+    (:func:`~agentcore.json_tags.freeze_read`), and those of the records it holds."""
+    free, holding = _readers[cls]
+    out = dict(obj)
+    for f in free:
+        if f in out:
+            out[f] = freeze_read(out[f])
+    for f in holding:
+        if f in out:
+            out[f] = _read_held(out[f])
+    return out
+
+
+def _read_held(value: Any) -> Any:
+    if type(value) is dict:
+        tag = value.get("type")
+        cls = _typed.get(tag) if type(tag) is str else None
+        return _read_free(cls, value) if cls in _readers else value
+    if type(value) is list:
+        return [_read_held(v) for v in value]
+    return value
 
 
 _hints_of: dict[type, dict[str, Any] | None] = {}
@@ -522,6 +577,11 @@ def _decodable_type(tp: Any, decodable: set[type]) -> bool:
     return _native_type(tp)
 
 
+_readers: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
+"""Native class → its free-form fields of any value (``details``) and its fields that hold
+records with such fields. msgspec would hand a free-form value over as JSON data, so the codec
+reads them first (:func:`_read_free`: the numbers JSON has no text for come back from their
+tags)."""
 _typed: dict[str, type] = {}
 """Tag → native record class whose every field ``msgspec`` decodes by itself (in C): messages,
 content, usage, most inputs. Free-form JSON fields are frozen by the class's ``__post_init__``."""
@@ -529,7 +589,7 @@ content, usage, most inputs. Free-form JSON fields are frozen by the class's ``_
 
 def _dec_hook(cls: type, value: Any) -> Any:
     if cls is FrozenDict:
-        return freeze(value)
+        return freeze_read(value)
     raise NotImplementedError(cls)
 
 
@@ -541,9 +601,9 @@ def _decode(value: Any, path: str) -> Any:
         if tag is None:
             return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
         if tag == "json":
-            return freeze(value.get("value"))
-        if tag == "float" and is_tag(value):  # a tag where from_json was told there is none
-            return NonFinite(NON_FINITE_NAMES[value["value"]])
+            if is_tag(value):  # the escape of a plain value's wrapper (agentcore.json_tags.plain_json)
+                value = value["value"]
+            return freeze_read(value.get("value"))
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
             blocks = tuple(message.content)
@@ -551,11 +611,15 @@ def _decode(value: Any, path: str) -> Any:
                                                    (None,) * len(blocks))
         typed = _typed.get(tag) if isinstance(tag, str) else None
         if typed is not None:
+            if typed in _readers:  # free-form fields of any value: msgspec would hand them over as JSON data
+                value = _read_free(typed, value)
             try:
                 return msgspec.convert(value, typed, dec_hook=_dec_hook)
             except msgspec.ValidationError:
                 pass  # the field-by-field decoder is lenient, and words the error
         decoder = _decoders.get(tag) if isinstance(tag, str) else None
+        if decoder is None and tag == "float" and is_tag(value):  # a number JSON has no text for
+            return NonFinite(NON_FINITE_NAMES[value["value"]])
         if decoder is None:
             raise CodecError(
                 f"unknown type tag {tag!r} at {path} (register application types with agentcore.codec.register)"
@@ -570,30 +634,13 @@ def to_json(value: Any, *, partials: bool = True) -> Any:
     return parse(encode_bytes(_prepare(value, partials)))
 
 
-def from_json(data: Any, *, tagged: bool | None = None) -> Any:
-    """Decode what :func:`to_json` produced. Raises :class:`CodecError` naming the path.
-
-    ``tagged``: whether ``data`` may hold tagged numbers (NaN and the infinities), which are
-    turned back into numbers first; ``None`` (the default) looks (one pass of the encoder over
-    ``data``); a caller that has the JSON text says what :func:`may_hold_tags` says of it."""
-    if tagged is None:
-        tagged = _has_tags(data)
-    return _decode(untag(data) if tagged else data, "$")
-
-
-def _has_tags(data: Any) -> bool:
-    if type(data) is not dict and type(data) is not list:
-        return False
-    try:
-        return may_hold_tags(_encode(data))
-    except Exception:  # a value the encoder cannot write (a lone surrogate): look the slow way
-        return True
+def from_json(data: Any) -> Any:
+    """Decode what :func:`to_json` produced. Raises :class:`CodecError` naming the path."""
+    return _decode(data, "$")
 
 
 def decode_at(data: Any, path: str) -> Any:
-    """:func:`from_json` of a part of a JSON value, found at ``path`` (which errors name), for
-    the ``decode`` of :func:`register_form`: ``data`` is a part of what :func:`from_json` was
-    given, its tagged numbers read already."""
+    """:func:`from_json` of a part of a JSON value, found at ``path`` (which errors name)."""
     return _decode(data, path)
 
 
@@ -616,7 +663,7 @@ def loads(text: str) -> Any:
         data = json.loads(text, parse_constant=tag_of)
     except ValueError as exc:
         raise CodecError(f"not JSON: {exc}") from None
-    return from_json(data, tagged=may_hold_tags(text) or "NaN" in text or "Infinity" in text)
+    return from_json(data)
 
 
 # --------------------------------------------------------------------------- stream events

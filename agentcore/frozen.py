@@ -27,7 +27,7 @@ from typing import Any, Final, final
 
 import msgspec
 
-__all__ = ["FrozenDict", "JSON", "MAX_JSON_DEPTH", "NonFinite", "depth_exceeds", "freeze", "thaw"]
+__all__ = ["FrozenDict", "JSON", "MAX_JSON_DEPTH", "NonFinite", "depth_exceeds", "freeze", "frozen_dict", "thaw"]
 
 JSON = Any
 """A JSON-like value: ``None``, ``bool``, ``int``, ``float``, ``str``, tuples/lists and mappings."""
@@ -90,6 +90,14 @@ class FrozenDict(Mapping[str, Any]):
 
 
 EMPTY: Final = FrozenDict()
+
+
+def frozen_dict(items: dict[str, Any]) -> FrozenDict:
+    """A :class:`FrozenDict` that holds ``items`` itself, not a copy (for code that has just
+    built the dict, frozen values in it: nothing may change it afterwards)."""
+    out = FrozenDict()
+    out._data = items
+    return out
 
 
 @final

@@ -6,7 +6,7 @@ JSON has no text for NaN, ``inf`` and ``-inf``. Where a free-form value holds on
 (``"Infinity"``, ``"-Infinity"``): :data:`TAGS`. An object of the application's own that the
 reader would take for such a tag, or for the escape of one, is written escaped:
 ``{"type": "json", "value": <the object>}``, its items written as usual (:func:`needs_escape`
-says which). The reader (:func:`untag`) turns a tag into the number and takes an escape's
+says which). The reader (:func:`freeze_read`, :func:`untag`) turns a tag into the number and takes an escape's
 object as it is (its items read as usual); any other object, ``{"type": "json", ...}`` around
 something else too, is data. So an object is escaped exactly when its JSON text would read as
 something else, and text written before there were tags reads as it did, but for an object of
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .frozen import NON_FINITE_NAMES, NonFinite, freeze
+from .frozen import NON_FINITE_NAMES, NonFinite, freeze, frozen_dict
 
-__all__ = ["TAGS", "is_tag", "may_hold_tags", "needs_escape", "plain_json", "tag_of", "untag"]
+__all__ = ["TAGS", "freeze_read", "is_tag", "needs_escape", "plain_json", "tag_of", "untag"]
 
 TAGS: Final = {name: {"type": "float", "value": name} for name in NON_FINITE_NAMES}
 """The tag of each number JSON has no text for, by its name (``NaN``, ``Infinity``,
@@ -77,10 +77,35 @@ def untag(data: Any) -> Any:
     return data
 
 
-def may_hold_tags(text: bytes | str) -> bool:
-    """Whether JSON text may hold a tagged number (``False``: it holds none, and
-    :func:`agentcore.codec.from_json` can be told so with ``tagged=False``)."""
-    return (b'"float"' in text) if isinstance(text, bytes) else ('"float"' in text)
+def freeze_read(value: Any) -> Any:
+    """A free-form JSON value read back (JSON data: dicts, lists, scalars) as a frozen value, in
+    one walk: each tag becomes its number, each escape the object it holds (its items read as
+    usual), every object a ``FrozenDict`` and every list a tuple. What is not JSON data (a value
+    frozen already, say) is frozen as :func:`~agentcore.frozen.freeze` freezes it.
+
+    >>> freeze_read({"x": {"type": "float", "value": "NaN"}, "y": [{"type": "json", "value": {"type": "float", "value": "NaN"}}]})
+    FrozenDict({'x': nan, 'y': (FrozenDict({'type': 'float', 'value': 'NaN'}),)})
+    """
+    try:
+        return _read(value)
+    except RecursionError:  # deeper than a few hundred levels: the walk that takes any depth
+        return freeze(untag(value))
+
+
+def _read(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        if len(value) == 2 and "type" in value and is_tag(value):
+            inner = value["value"]
+            if value["type"] == "float":
+                return NonFinite(NON_FINITE_NAMES[inner])
+            value = inner  # an escape: its object is data, its items are read as usual
+        return frozen_dict({k: _read(v) for k, v in value.items()})  # the keys of JSON data are str
+    if kind is list:
+        return tuple([_read(v) for v in value])
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    return freeze(value)
 
 
 def plain_json(value: Any) -> Any:

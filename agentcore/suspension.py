@@ -42,7 +42,7 @@ from pyrsistent import PVector
 
 from .codec import CodecError, decode_at, encode_bytes, parse, plain_json, prepared, register_form
 from .convert import convert_message
-from .frozen import freeze
+from .json_tags import freeze_read
 from .json_diff import MISSING, Difference, differences
 from .messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
 from .records import Message, messages_problem, replace, type_problem
@@ -333,7 +333,7 @@ def _decode_slot(obj: Any, reply_call: ToolCall | None, path: str) -> Any:
         call = reply_call
     else:
         raise CodecError(f"{_SLOT} at {path} has no call, and the batch's reply has no tool call there")
-    args = freeze(obj["args"]) if "args" in obj else getattr(call, "arguments", None)
+    args = freeze_read(obj["args"]) if "args" in obj else getattr(call, "arguments", None)
     slot = _build(ToolSlot, path, call=call, step=decode_at(obj.get("step", "waiting"), f"{path}.step"),
                   wait_id=decode_at(obj.get("wait_id", -1), f"{path}.wait_id"), args=args,
                   result=decode_at(obj.get("result"), f"{path}.result"),

@@ -31,7 +31,14 @@ from agentcore.inputs import (
     SteeringPolled,
     StreamEventReceived,
 )
-from agentcore.stream import DoneEvent, ErrorEvent
+from agentcore.stream import (
+    DoneEvent,
+    ErrorEvent,
+    PartialAssistantMessage,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallDeltaEvent,
+)
 from agentcore.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
 from agentcore.machine import stream_event_problem
 from agentcore.records import fields_problem, kind_of, messages_problem, type_problem
@@ -71,9 +78,6 @@ class Entry:
     effects_json: list[Any]
     text: str
     seqs: Mapping[str, list[Any]]
-    tagged: bool = True
-    """Whether the line may hold tagged numbers (NaN and the infinities; see
-    :func:`agentcore.codec.from_json`)."""
     path: Path | None = None
     """The transcript's file (``None``: read from bytes), which errors about the line name."""
     _effects: tuple[Effect, ...] | None = None
@@ -92,7 +96,7 @@ class Entry:
         """The recorded effects, decoded (``message_update`` emits come back as the input's event)."""
         if self._effects is None:
             try:
-                self._effects = tuple(_decode_effect(e, self.input, self.tagged) for e in self.effects_json)
+                self._effects = tuple(_decode_effect(e, self.input) for e in self.effects_json)
             except _DECODE_ERRORS as exc:
                 raise _fail(self.line, f"cannot decode the effects: {exc}", self.path) from None
         return self._effects
@@ -124,12 +128,12 @@ def expand(value: Any) -> Any:
     return value
 
 
-def _decode_effect(data: Any, inp: Input, tagged: bool) -> Effect:
+def _decode_effect(data: Any, inp: Input) -> Effect:
     if is_update(data):
         ev = getattr(inp, "event", None)
         return Emit(MessageUpdateEvent(getattr(ev, "partial", None), ev))  # type: ignore[arg-type]
     full = expand(data)
-    effect: Effect = from_json(full, tagged=tagged)
+    effect: Effect = from_json(full)
     return effect
 
 
@@ -177,12 +181,12 @@ class Transcript:
         return len(self.entries)
 
 
-def decode_state(data: Mapping[str, Any], *, tagged: bool | None = None) -> LoopState:
+def decode_state(data: Mapping[str, Any]) -> LoopState:
     """``from_json`` for a ``LoopState``, checked: every field of every record in it has its
     type (:func:`agentcore.records.type_problem`) and the conversations hold messages. Raises
     :class:`CodecError` naming the first field that does not (``$.run.turns is a str ('x'),
-    not an int``). ``tagged`` is :func:`agentcore.codec.from_json`'s."""
-    decoded = from_json(data, tagged=tagged)
+    not an int``)."""
+    decoded = from_json(data)
     problem = type_problem(decoded, LoopState, read_back=True)
     if problem is None:
         run = decoded.run
@@ -206,7 +210,7 @@ _HEADER_VALUES: Final[dict[str, Any]] = {"library_version": str, "created_at": i
                                          "hooks": typing.Sequence[str], "interpreter": str}
 
 
-def _check_header(header: dict[str, Any], path: Path | None, tagged: bool) -> LoopState:
+def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:
     """The header's initial state, decoded; every field of the header checked first (the ones a
     writer left out are not required: only ``initial_state`` is)."""
     if "initial_state" not in header:
@@ -219,7 +223,7 @@ def _check_header(header: dict[str, Any], path: Path | None, tagged: bool) -> Lo
     for name, expected in _HEADER_RECORDS.items():
         if name in header:
             try:
-                decoded = from_json(header[name], tagged=tagged)
+                decoded = from_json(header[name])
                 problem = type_problem(decoded, expected, read_back=True)
                 if problem is not None:
                     raise CodecError(problem)
@@ -227,7 +231,7 @@ def _check_header(header: dict[str, Any], path: Path | None, tagged: bool) -> Lo
                 verb = "do" if name == "tools" else "does"
                 raise _fail(1, f"the header's {name} {verb} not decode: {exc}", path) from None
     try:
-        return decode_state(header["initial_state"], tagged=tagged)
+        return decode_state(header["initial_state"])
     except _DECODE_ERRORS as exc:
         raise _fail(1, f"the header's initial_state does not decode: {exc}", path) from None
 
@@ -237,12 +241,16 @@ def _reply_problem(reply: Any, path: str) -> str | None:
     blocks and its usage) is looked at first, cheaply, then every field (for the words)."""
     if (type(reply) is AssistantMessage and (reply.usage is None or type(reply.usage) is Usage)
             and type(reply.content) is tuple and all(type(block) in _BLOCKS for block in reply.content)
-            and type(reply.stop_reason) is str):
-        return None
+            and type(reply.stop_reason) is str) or type(reply) is PartialAssistantMessage:
+        return None  # (a partial reply is the fold's, as the reader built it)
     return fields_problem(reply, path, read_back=True)
 
 
 _BLOCKS: Final = frozenset({TextContent, ThinkingContent, ToolCall})
+_FOLDED: Final = frozenset({TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent})
+"""Stream events the reader does not look at (the most frequent): a delta the fold cannot place
+is left out of the reply the reader folds, and refused when a replay steps over it
+(:func:`interpreters.replay.step_recorded`)."""
 _INPUTS: Final = typing.get_args(Input)
 _MESSAGES: Final[dict[type, str]] = {Started: "prompts", SteeringPolled: "messages", FollowUpsPolled: "messages",
                                      ContextTransformed: "messages", ContextConverted: "messages"}
@@ -270,14 +278,14 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
 _decode_line: Final = msgspec.json.Decoder().decode
 
 
-def _parse_line(raw: bytes) -> tuple[Any, bool]:
-    """One line's JSON, and whether it may hold tagged numbers: parsed in C; a line msgspec
-    refuses (``NaN``, which older transcripts hold, a lone surrogate's escape, or a damaged
-    line) goes through the json module, which also words the error."""
+def _parse_line(raw: bytes) -> Any:
+    """One line's JSON: parsed in C; a line msgspec refuses (``NaN``, which older transcripts
+    hold, a lone surrogate's escape, or a damaged line) goes through the json module
+    (:func:`agentcore.codec.parse`), which also words the error."""
     try:
-        return _decode_line(raw), b'"float"' in raw  # agentcore.codec.may_hold_tags, inlined
+        return _decode_line(raw)
     except msgspec.DecodeError:
-        return parse(raw), True
+        return parse(raw)
 
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
@@ -302,7 +310,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
     if not lines:
         raise _fail(1, "empty file: not an agentcore-fx transcript", path)
     try:
-        header, tagged = _parse_line(lines[0])
+        header = _parse_line(lines[0])
     except ValueError:
         raise _fail(1, "not an agentcore-fx transcript (the header is not JSON)", path) from None
     if not isinstance(header, dict) or header.get("transcript") != FORMAT:
@@ -311,7 +319,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
     if version not in READABLE_VERSIONS or type(version) is not int:
         raise _fail(1, f"unsupported transcript version {version!r} (this reader reads versions "
                         f"{READABLE_VERSIONS[0]} to {READABLE_VERSIONS[-1]})", path)
-    initial = _check_header(header, path, tagged)
+    initial = _check_header(header, path)
     entries: list[Entry] = []
     seqs: dict[str, list[Any]] = {}
     folds: dict[int, PartialFold] = {}
@@ -321,7 +329,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
         raw = lines[index]
         try:
             text = raw.decode("utf-8")
-            obj, tagged = _parse_line(raw)
+            obj = _parse_line(raw)
         except ValueError as exc:
             raise _fail(lineno, f"damaged line (not JSON: {exc})", path) from None
         if not isinstance(obj, dict):
@@ -355,7 +363,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                                                  and type(e["event"].get("type")) is str))):
                 raise _fail(lineno, f"damaged step (effect {i} is not an effect object with a type)", path)
         try:
-            inp = from_json(inp_json, tagged=tagged)
+            inp = from_json(inp_json)
             if not isinstance(inp, _INPUTS):
                 raise CodecError(f"not an input: {inp_json.get('type')!r}")
             if type(inp) is StreamEventReceived:
@@ -366,17 +374,19 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                     fold = folds[inp.id] = PartialFold()
                 changed = inp_json["event"].get("header") if isinstance(inp_json.get("event"), dict) else None
                 if changed is not None:
-                    changed = from_json(changed, tagged=tagged)
+                    changed = from_json(changed)
                     if not isinstance(changed, AssistantMessage):
                         raise CodecError(f"the event's header is a {type(changed).__name__}, not an assistant message")
                 event = fold.apply(inp.event, changed, strict=False)
-                problem = stream_event_problem(event)  # the recorder writes real stream events only
-                if problem is None and type(event) is DoneEvent:
-                    problem = _reply_problem(event.message, "input.event.message")
-                elif problem is None and type(event) is ErrorEvent:
-                    problem = _reply_problem(event.error, "input.event.error")
-                if problem is not None:
-                    raise CodecError(problem)
+                kind = type(event)
+                if kind not in _FOLDED:  # the recorder writes real stream events only
+                    problem = stream_event_problem(event)
+                    if problem is None and kind is DoneEvent:
+                        problem = _reply_problem(event.message, "input.event.message")
+                    elif problem is None and kind is ErrorEvent:
+                        problem = _reply_problem(event.error, "input.event.error")
+                    if problem is not None:
+                        raise CodecError(problem)
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
             else:
@@ -392,7 +402,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
             seqs = _resolve(effects, seqs)
         except (KeyError, TypeError, ValueError) as exc:
             raise _fail(lineno, f"damaged history delta: {exc}", path) from None
-        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs, tagged, path))
+        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs, path))
     return Transcript(path, header, entries, torn, tuple(resumed), size, initial)
 
 
@@ -441,7 +451,7 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
             effects = [{"type": "emit", "event": update}]
             entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs,
-                                 False, path))
+                                 path))
     except IndexError:
         raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply",
                     path) from None
