@@ -322,8 +322,6 @@ def parse(data: bytes | str) -> Any:
         return json.loads(data, parse_constant=tag_of)
 
 
-
-
 def _json_text(value: Any) -> bytes:
     """The sort key of a set's items: their JSON text, with sorted keys."""
     return msgspec.json.encode(value, enc_hook=_hook, order="sorted")
