@@ -251,7 +251,7 @@ def _hook(value: Any) -> Any:
     """The encoder's hook: what ``msgspec`` has no JSON for by itself."""
     if type(value) is FrozenDict:
         data = value.as_dict()
-        if len(data) == 2 and "type" in data and needs_escape(data):
+        if "type" in data and len(data) == 2 and needs_escape(data):
             return {"type": "json", "value": data}
         return data
     if type(value) is NonFinite:
