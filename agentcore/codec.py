@@ -7,7 +7,13 @@ class: the ``type``/``role`` string they already carry (``"user"``, ``"message_s
 
 Fields that hold free-form JSON (tool arguments, details, schemas) are written as they are and
 read back frozen, without looking for tags inside them, so a tool argument that happens to have
-a ``type`` key stays a plain object.
+a ``type`` key stays a plain object. The one exception is the numbers JSON has no text for: NaN,
+``inf`` and ``-inf`` (a :class:`~agentcore.frozen.NonFinite` in a frozen value) are written as
+``{"type": "float", "value": "NaN"}`` (``"Infinity"``, ``"-Infinity"``) and read back as the
+numbers, wherever they are; an object of the application's own that would read as such a tag
+(or as the escape of one) is written inside ``{"type": "json", "value": ...}``
+(:func:`plain_json`) and read back as it was. JSON data (what :func:`to_json` and :func:`parse`
+give) never holds such a number: its tag stands for it.
 
 Stream events carry the whole partial message; a journal that stores every delta would grow with
 the square of the reply. ``to_json(event, partials=False)`` leaves out the partial of delta and
@@ -48,7 +54,8 @@ from . import messages as _messages
 from . import state as _state
 from . import stream as _stream
 from . import tools as _tools
-from .frozen import FrozenDict, freeze
+from .frozen import NON_FINITE_NAMES, FrozenDict, NonFinite, freeze
+from .json_tags import TAGS, freeze_read, is_tag, needs_escape, plain_json, tag_of, untag
 from .records import (
     field_annotations,
     is_record_class,
@@ -69,6 +76,7 @@ __all__ = [
     "json_form",
     "loads",
     "parse",
+    "plain_json",
     "prepared",
     "register",
     "register_form",
@@ -85,7 +93,7 @@ _Decoder = Callable[[Mapping[str, Any], str], Any]
 
 _decoders: dict[str, _Decoder] = {}
 _classes: dict[str, type] = {}
-_RESERVED: Final = frozenset({"json", "partial_assistant"})
+_RESERVED: Final = frozenset({"json", "float", "partial_assistant"})
 
 
 def _tag_of(cls: type) -> str:
@@ -120,12 +128,14 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 # - a partial message becomes ``{"type": "partial_assistant", "message": ...}``, and a stream
 #   block event drops its partial when ``partials=False``;
 # - sets become lists in the order of their JSON text, a plain object with its own ``type`` key
-#   becomes ``{"type": "json", "value": ...}`` (outside free-form fields).
+#   becomes ``{"type": "json", "value": ...}`` (outside free-form fields; :func:`plain_json`);
+# - a float that is not finite becomes a :class:`NonFinite` (which the hook writes as its tag).
 #
 # Classes that need none of it are *native*: :func:`_prepare` hands them to the encoder as they
 # are, without looking inside (every message, content block and usage of the library is one).
 # Free-form fields (tool arguments, details) are never prepared; the encoder's hook gives the
-# JSON form of what JSON has no type for (:func:`json_form`).
+# JSON form of what JSON has no type for (:func:`json_form`): a ``NonFinite`` as its tag, and a
+# frozen object that would read as a tag inside the escape (:func:`agentcore.json_tags.needs_escape`).
 
 
 class _PartialForm(msgspec.Struct, frozen=True, tag_field="type", tag="partial_assistant"):
@@ -155,7 +165,8 @@ class _Plan:
         changes: dict[str, Any] | None = None
         for f in self.walk:
             x = getattr(value, f)
-            if type(x) in _native:
+            kind = type(x)
+            if kind in _native or (kind is float and x - x == 0.0):
                 continue
             y = _prepare(x, partials)
             if y is not x:
@@ -180,9 +191,10 @@ _plans: dict[type, _Plan] = {}
 _ready = False
 """Set once the library's own records are registered: from then on each :func:`register` call
 works out which classes are native again (at import, that is done once, at the end)."""
-_native: set[type] = {str, int, float, bool, type(None), _PartialForm}
-"""The classes :func:`_prepare` gives back as they are: scalars, native records, and what it
-made itself (so that preparing twice changes nothing)."""
+_native: set[type] = {str, int, bool, type(None), NonFinite, _PartialForm}
+"""The classes :func:`_prepare` gives back as they are: scalars (a ``float`` is looked at: it may
+not be finite), native records, and what it made itself (so that preparing twice changes
+nothing)."""
 
 
 def _prepare(value: Any, partials: bool) -> Any:
@@ -190,6 +202,8 @@ def _prepare(value: Any, partials: bool) -> Any:
     kind = type(value)
     if kind in _native:
         return value
+    if kind is float:
+        return value if value - value == 0.0 else NonFinite(value)
     plan = _plans.get(kind)
     if plan is not None:
         return plan.prepare(value, partials)
@@ -202,7 +216,7 @@ def _prepare(value: Any, partials: bool) -> Any:
     if isinstance(value, Mapping):
         if "type" in value:
             # A plain object with its own "type" key must not be read back as a record.
-            return {"type": "json", "value": freeze(value)}
+            return plain_json(value)
         return {str(k): _prepare(v, partials) for k, v in value.items()}
     if isinstance(value, (frozenset, set)):
         return sorted([_prepare(v, partials) for v in value], key=_json_text)
@@ -222,7 +236,8 @@ def _prepare_items(items: Any, partials: bool) -> Any:
     out: list[Any] | None = None
     native = _native
     for i, x in enumerate(items):
-        if type(x) in native:
+        kind = type(x)
+        if kind in native or (kind is float and x - x == 0.0):
             continue
         y = _prepare(x, partials)
         if y is not x:
@@ -235,15 +250,21 @@ def _prepare_items(items: Any, partials: bool) -> Any:
 def _hook(value: Any) -> Any:
     """The encoder's hook: what ``msgspec`` has no JSON for by itself."""
     if type(value) is FrozenDict:
-        return value.as_dict()
+        data = value.as_dict()
+        if "type" in data and len(data) == 2 and needs_escape(data):
+            return {"type": "json", "value": data}
+        return data
+    if type(value) is NonFinite:
+        return TAGS[value.json_name]
     if isinstance(value, PVector):
         return value.tolist()
     if isinstance(value, _enum.Enum):
         return value.value
     if isinstance(value, int):  # a subclass (bool has none)
         return int(value)
-    if isinstance(value, float):
-        return float(value)
+    if isinstance(value, float):  # a subclass (a numpy float, say)
+        number = float(value)
+        return number if number - number == 0.0 else TAGS[NonFinite(number).json_name]
     if isinstance(value, str):
         return str(value)
     return repr(value)
@@ -273,7 +294,8 @@ def encode_bytes(value: Any) -> bytes:
 
 
 def _finite(value: Any) -> Any:
-    """Plain JSON data with NaN and infinities as ``None``, as the encoder writes them."""
+    """Plain JSON data with NaN and infinities as ``None``, as the encoder writes a plain float
+    (a ``NonFinite`` has become its tag already)."""
     kind = type(value)
     if kind is float:
         return value if value - value == 0.0 else None
@@ -292,11 +314,12 @@ def _plain_hook(value: Any) -> Any:
 
 def parse(data: bytes | str) -> Any:
     """JSON text (what :func:`encode_bytes` writes) as JSON data: parsed in C, or by the
-    ``json`` module for what msgspec refuses (a lone surrogate's escape, ``NaN``)."""
+    ``json`` module for what msgspec refuses (a lone surrogate's escape, and ``NaN``,
+    ``Infinity`` and ``-Infinity``, which older transcripts hold: read as their tags)."""
     try:
         return _decode_json(data)
     except msgspec.DecodeError:
-        return json.loads(data)
+        return json.loads(data, parse_constant=tag_of)
 
 
 def _json_text(value: Any) -> bytes:
@@ -305,17 +328,20 @@ def _json_text(value: Any) -> bytes:
 
 
 def encode_raw(value: Any) -> Any:
-    """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags."""
+    """A free-form JSON field (tool arguments, ``details``) as JSON data, without type tags (NaN
+    and the infinities as :class:`~agentcore.frozen.NonFinite` numbers)."""
     if type(value) in _SCALARS:
-        return value
-    return parse(encode_bytes(freeze(value)))
+        return freeze(value)
+    text = encode_bytes(freeze(value))
+    return untag(parse(text))
 
 
 def json_form(value: Any) -> Any:
     """What JSON cannot hold, as the JSON that stands for it in free-form fields (tool
     arguments, ``details``): datetimes, dates and times as RFC 3339 text, ``Decimal`` as its
     exact text, sets as lists in the order of their items' JSON text, bytes as base64 text, an
-    ``Enum`` as its value, and any other object as its ``repr``. A run keeps the objects; what is
+    ``Enum`` as its value, NaN and the infinities as :class:`~agentcore.frozen.NonFinite` numbers
+    (written as their tags), and any other object as its ``repr``. A run keeps the objects; what is
     encoded (a transcript, the Ray wire) keeps this form, which encodes to itself, so a replay is
     identical.
 
@@ -360,7 +386,7 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
             v = obj[fname]
             where = f"{path}.{fname}"
             if kind == "raw":
-                kwargs[fname] = freeze(v)
+                kwargs[fname] = freeze_read(v)
             elif kind == "pvector":
                 kwargs[fname] = None if v is None else pvector(
                     _decode(x, f"{where}[{i}]") for i, x in enumerate(_array(v, where)))
@@ -458,6 +484,62 @@ def _find_natives() -> None:
                 changed = True
     _typed.clear()
     _typed.update({plan.name: cls for cls, plan in _plans.items() if cls in decodable})
+    _find_readers(decodable)
+
+
+def _find_readers(decodable: set[type]) -> None:
+    """The JSON objects of which native classes the codec reads before msgspec decodes them
+    (:data:`_readers`): those with a free-form field of any value, and those holding one."""
+    free: dict[type, frozenset[str]] = {}
+    for cls in decodable:
+        plan, hints = _plans[cls], _hints(cls) or {}
+        fields = frozenset(f for f in plan.fields if f not in plan.walk and hints.get(f, Any) is Any)
+        if fields:
+            free[cls] = fields
+    holding: dict[type, frozenset[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for cls in decodable:
+            hints = _hints(cls) or {}
+            fields = frozenset(f for f in _plans[cls].walk
+                               if _mentions(hints.get(f, Any), set(free) | set(holding)))
+            if fields and holding.get(cls) != fields:
+                holding[cls] = fields
+                changed = True
+    _readers.clear()
+    _readers.update({cls: (free.get(cls, frozenset()), holding.get(cls, frozenset()))
+                     for cls in set(free) | set(holding)})
+
+
+def _mentions(tp: Any, classes: set[type]) -> bool:
+    if isinstance(tp, type):
+        return tp in classes
+    return any(_mentions(a, classes) for a in typing.get_args(tp))
+
+
+def _read_free(cls: type, obj: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object of a native ``cls`` with its free-form fields of any value read
+    (:func:`~agentcore.json_tags.freeze_read`), and those of the records it holds."""
+    free, holding = _readers[cls]
+    out = dict(obj)
+    for f in free:
+        if f in out:
+            out[f] = freeze_read(out[f])
+    for f in holding:
+        if f in out:
+            out[f] = _read_held(out[f])
+    return out
+
+
+def _read_held(value: Any) -> Any:
+    if type(value) is dict:
+        tag = value.get("type")
+        cls = _typed.get(tag) if type(tag) is str else None
+        return _read_free(cls, value) if cls in _readers else value
+    if type(value) is list:
+        return [_read_held(v) for v in value]
+    return value
 
 
 _hints_of: dict[type, dict[str, Any] | None] = {}
@@ -493,6 +575,11 @@ def _decodable_type(tp: Any, decodable: set[type]) -> bool:
     return _native_type(tp)
 
 
+_readers: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
+"""Native class → its free-form fields of any value (``details``) and its fields that hold
+records with such fields. msgspec would hand a free-form value over as JSON data, so the codec
+reads them first (:func:`_read_free`: the numbers JSON has no text for come back from their
+tags)."""
 _typed: dict[str, type] = {}
 """Tag → native record class whose every field ``msgspec`` decodes by itself (in C): messages,
 content, usage, most inputs. Free-form JSON fields are frozen by the class's ``__post_init__``."""
@@ -500,7 +587,7 @@ content, usage, most inputs. Free-form JSON fields are frozen by the class's ``_
 
 def _dec_hook(cls: type, value: Any) -> Any:
     if cls is FrozenDict:
-        return freeze(value)
+        return freeze_read(value)
     raise NotImplementedError(cls)
 
 
@@ -512,7 +599,9 @@ def _decode(value: Any, path: str) -> Any:
         if tag is None:
             return FrozenDict({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
         if tag == "json":
-            return freeze(value.get("value"))
+            if is_tag(value):  # the escape of a plain value's wrapper (agentcore.json_tags.plain_json)
+                value = value["value"]
+            return freeze_read(value.get("value"))
         if tag == "partial_assistant":
             message = _decode(value.get("message"), f"{path}.message")
             blocks = tuple(message.content)
@@ -520,11 +609,15 @@ def _decode(value: Any, path: str) -> Any:
                                                    (None,) * len(blocks))
         typed = _typed.get(tag) if isinstance(tag, str) else None
         if typed is not None:
+            if typed in _readers:  # free-form fields of any value: msgspec would hand them over as JSON data
+                value = _read_free(typed, value)
             try:
                 return msgspec.convert(value, typed, dec_hook=_dec_hook)
             except msgspec.ValidationError:
                 pass  # the field-by-field decoder is lenient, and words the error
         decoder = _decoders.get(tag) if isinstance(tag, str) else None
+        if decoder is None and tag == "float" and is_tag(value):  # a number JSON has no text for
+            return NonFinite(NON_FINITE_NAMES[value["value"]])
         if decoder is None:
             raise CodecError(
                 f"unknown type tag {tag!r} at {path} (register application types with agentcore.codec.register)"
@@ -565,7 +658,7 @@ def dumps(value: Any, *, partials: bool = True) -> str:
 def loads(text: str) -> Any:
     """Parse JSON text and decode it."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=tag_of)
     except ValueError as exc:
         raise CodecError(f"not JSON: {exc}") from None
     return from_json(data)

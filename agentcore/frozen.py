@@ -7,6 +7,10 @@ tuples, and sets (which JSON has not) tuples in the order of their items' JSON t
 encode the same in every process. :func:`thaw` gives plain ``dict``/``list`` values back for code that wants to mutate or
 for validators that insist on ``dict``.
 
+A number JSON has no text for (NaN, an infinity) is frozen as a :class:`NonFinite`, a ``float``
+in every way (NaN is not equal to itself, as ever) that the codec writes as a tagged object
+(``{"type": "float", "value": "NaN"}``), so that a transcript gives the number back.
+
 >>> args = freeze({"a": [1, {"b": 2}]})
 >>> args["a"][1]["b"]
 2
@@ -23,7 +27,7 @@ from typing import Any, Final, final
 
 import msgspec
 
-__all__ = ["FrozenDict", "JSON", "MAX_JSON_DEPTH", "depth_exceeds", "freeze", "thaw"]
+__all__ = ["FrozenDict", "JSON", "MAX_JSON_DEPTH", "NonFinite", "depth_exceeds", "freeze", "frozen_dict", "thaw"]
 
 JSON = Any
 """A JSON-like value: ``None``, ``bool``, ``int``, ``float``, ``str``, tuples/lists and mappings."""
@@ -88,7 +92,53 @@ class FrozenDict(Mapping[str, Any]):
 EMPTY: Final = FrozenDict()
 
 
+def frozen_dict(items: dict[str, Any]) -> FrozenDict:
+    """A :class:`FrozenDict` that holds ``items`` itself, not a copy (for code that has just
+    built the dict, frozen values in it: nothing may change it afterwards)."""
+    out = FrozenDict()
+    out._data = items
+    return out
+
+
+@final
+class NonFinite(float):
+    """NaN, ``inf`` or ``-inf`` in a frozen value: a ``float`` in every way (NaN is not equal to
+    itself), which the codec writes as ``{"type": "float", "value": "NaN"}`` (``"Infinity"``,
+    ``"-Infinity"``) and reads back as this number. JSON has no text for these numbers: written
+    as plain floats they would come back as ``null``. :func:`freeze` makes them; :func:`thaw`
+    gives plain floats back.
+
+    >>> x = freeze(float("nan"))
+    >>> isinstance(x, float), x != x, type(thaw(x)).__name__
+    (True, True, 'float')
+    """
+
+    __slots__ = ()
+
+    @property
+    def json_name(self) -> str:
+        """The number's name in its JSON tag: ``NaN``, ``Infinity`` or ``-Infinity``."""
+        return "NaN" if self != self else "Infinity" if self > 0 else "-Infinity"
+
+    def __repr__(self) -> str:
+        return float.__repr__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NonFinite, (float(self),))
+
+
+NON_FINITE_NAMES: Final = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+"""The names of the numbers a :class:`NonFinite` holds, as its JSON tag spells them."""
+
+
+def _non_finite(value: float) -> Any:
+    """``value`` as a frozen value holds it (a :class:`NonFinite` when it is not finite)."""
+    return value if value - value == 0.0 else NonFinite(value)
+
+
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_FROZEN: Final = frozenset({str, int, bool, type(None), FrozenDict, NonFinite})
+"""What :func:`freeze` gives back as it is (a plain ``float`` is looked at: it may not be finite)."""
 
 MAX_JSON_DEPTH: Final = 100
 """The deepest nesting of arrays and objects accepted in tool arguments.
@@ -122,7 +172,7 @@ def _kind(value: Any) -> int:
 
 def _is_frozen_leaf(value: Any) -> bool:
     kind = type(value)
-    return kind in _SCALARS or kind is FrozenDict
+    return kind in _FROZEN or (kind is float and value - value == 0.0)
 
 
 def depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -196,8 +246,10 @@ def freeze(value: Any) -> Any:
 
 def _freeze(value: Any, budget: int) -> Any:
     kind = type(value)
-    if kind in _SCALARS or kind is FrozenDict:
+    if kind in _FROZEN:
         return value
+    if kind is float:
+        return value if value - value == 0.0 else NonFinite(value)
     if not budget:
         return _freeze_deep(value)
     budget -= 1
@@ -207,7 +259,8 @@ def _freeze(value: Any, budget: int) -> Any:
         return out
     if kind is tuple:
         for v in value:
-            if type(v) not in _SCALARS and type(v) is not FrozenDict:
+            t = type(v)
+            if t not in _FROZEN and (t is not float or v - v != 0.0):
                 return tuple([_freeze(v, budget) for v in value])
         return value
     if kind is list:
@@ -238,8 +291,10 @@ def _freeze_deep(value: Any) -> Any:
 def _freeze_child(value: Any) -> tuple[bool, Any]:
     """``(True, frozen)`` when ``value`` needs no rebuilding, else ``(False, value)``."""
     kind = type(value)
-    if kind in _SCALARS or kind is FrozenDict:
+    if kind in _FROZEN:
         return True, value
+    if kind is float:
+        return True, _non_finite(value)
     if kind is tuple:
         return all(map(_is_frozen_leaf, value)), value
     return _kind(value) == _LEAF, value
@@ -254,7 +309,8 @@ def _close_frozen(frame: _Frame) -> Any:
 
 
 def thaw(value: Any) -> Any:
-    """Return a plain, mutable copy of a frozen JSON value (``dict`` and ``list``).
+    """Return a plain, mutable copy of a frozen JSON value (``dict``, ``list``, and a plain
+    ``float`` for a :class:`NonFinite`).
 
     Works at any depth, like :func:`freeze`; a value that contains itself raises ``ValueError``.
     """
@@ -265,6 +321,8 @@ def _thaw(value: Any, budget: int) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if kind is NonFinite:
+        return float(value)
     if not budget:
         return value if _kind(value) == _LEAF else _rebuild(value, _thaw_child, _close_thawed)
     budget -= 1
@@ -278,6 +336,8 @@ def _thaw(value: Any, budget: int) -> Any:
 
 
 def _thaw_child(value: Any) -> tuple[bool, Any]:
+    if type(value) is NonFinite:
+        return True, float(value)
     return type(value) in _SCALARS or _kind(value) == _LEAF, value
 
 

@@ -115,7 +115,7 @@ from .inputs import (
     StreamEventReceived,
     StreamFailed,
 )
-from .messages import THINKING_LEVELS, AgentMessage, AssistantMessage, Model, ThinkingLevel
+from .messages import THINKING_LEVELS, AgentMessage, AssistantMessage, Model, TextContent, ThinkingContent, ThinkingLevel, ToolCall
 from .records import Record, replace
 from .state import (
     AwaitingConvert,
@@ -162,6 +162,7 @@ from .texts import (
     not_expected_text,
     stream_closing_text,
     stream_order_text,
+    stream_field_text,
     stream_payload_text,
 )
 from .tools import spec_of, tool_policies
@@ -210,14 +211,21 @@ _BLOCK_EVENT: Final[dict[type, tuple[str, Literal["start", "delta", "end"]]]] = 
 _DELTA_KIND: Final[dict[type, str]] = {t: kind for t, (kind, role) in _BLOCK_EVENT.items() if role == "delta"}
 _PARTIAL_TYPES: Final = (PartialAssistantMessage, AssistantMessage)
 _EVENT_TYPES: Final = frozenset(_BLOCK_EVENT) | {StartEvent, DoneEvent, ErrorEvent}
+_EVENT_FIELDS: Final[dict[type, tuple[str, type]]] = {
+    TextEndEvent: ("content", TextContent), ThinkingEndEvent: ("content", ThinkingContent),
+    ToolCallEndEvent: ("tool_call", ToolCall),
+}
+"""The block an end event closes, and its type (what the fold of the reply reads from it). A
+delta is not looked at here: the deltas of a stream go to the core without a check (it folds
+the stream function's own partial)."""
 
 
 def stream_event_problem(event: Any) -> str | None:
     """What is wrong with ``event`` as a stream event on its own (``None``: nothing).
 
-    Checks its type and the type of the message it carries (``partial``, a done event's
-    ``message``, an error event's ``error``); where it stands in the stream is the core's
-    business. Interpreters call this on what a stream function yields before feeding it, so a
+    Checks its type, the type of the message it carries (``partial``, a done event's
+    ``message``, an error event's ``error``) and of the block an end event closes; where it
+    stands in the stream is the core's business. Interpreters call this on what a stream function yields before feeding it, so a
     transcript only ever holds real stream events.
 
     >>> print(stream_event_problem({"type": "text_delta"}))  # doctest: +ELLIPSIS
@@ -241,6 +249,9 @@ def stream_event_problem(event: Any) -> str | None:
     if kind is not StartEvent and type(event.content_index) is not int:
         return (f"Stream protocol error: the {event.type} event's content_index was "
                 f"{event.content_index!r}; expected the integer index of its content block")
+    read = _EVENT_FIELDS.get(kind)
+    if read is not None and not isinstance(getattr(event, read[0]), read[1]):
+        return stream_field_text(event.type, read[0], getattr(event, read[0]), read[1].__name__)
     return None
 
 
@@ -394,7 +405,8 @@ def _end_turn(s: Draft) -> bool:
 
 def _counted(amount: Any) -> Any:
     """What a usage figure adds to a budget: a finite number; anything else a stream function
-    or a transcript may hold there (``None``, NaN, infinity, text) adds nothing."""
+    or a transcript may hold there (``None``, NaN, infinity, text, a usage that is not one)
+    adds nothing."""
     if type(amount) is int or (type(amount) is float and amount - amount == 0.0):
         return amount
     return 0

@@ -53,9 +53,13 @@ __all__ = [
     "Message",
     "Record",
     "field_annotations",
+    "fields_problem",
+    "is_message",
     "is_record",
     "is_record_class",
     "kind_of",
+    "messages_problem",
+    "path_key",
     "record_fields",
     "replace",
     "required_fields",
@@ -243,12 +247,15 @@ def _checked(cls: type) -> bool:
 _checked_classes: dict[type, bool] = {}
 
 
-def type_problem(value: object, expected: Any, path: str = "$", *, read_back: bool = False) -> str | None:
+def type_problem(value: object, expected: Any, path: str = "$", *, read_back: bool = False,
+                 opaque: tuple[type, ...] = ()) -> str | None:
     """What makes ``value`` not a value of the type ``expected`` (a type hint), or ``None``.
 
     Records of this library, wherever they are met (also inside ``Any`` fields), are checked
-    field by field against their field types, all the way down. The problem names where it is,
-    as a path from ``path`` (``$.run.turns``, ``$.run.messages[2].content``):
+    field by field against their field types, all the way down (but those of the classes
+    ``opaque`` names, checked for their class only). The problem names where it is, as a path
+    from ``path`` (``$.run.turns``, ``$.run.messages[2].content``, ``$.run.tool_policies.rm``,
+    ``an item of $.run.hooks``; with ``path=""``, from the value's own fields: ``run.turns``):
 
     >>> from agentcore import Usage
     >>> type_problem(Usage(input="3"), Usage)
@@ -265,14 +272,79 @@ def type_problem(value: object, expected: Any, path: str = "$", *, read_back: bo
     ``float`` (a timestamp from a clock that does not give whole milliseconds), a ``float``
     field ``None`` (the codec writes a number that is not finite, NaN or infinity, as null).
     """
-    return _worded(_checker(expected, read_back)(value), path)
+    return _worded(_checker(expected, (read_back, opaque))(value), path)
+
+
+def fields_problem(record: object, path: str = "$", *, read_back: bool = False) -> str | None:
+    """:func:`type_problem` of ``record``'s own fields: a record in a field is checked for its
+    class, not its fields (a check whose cost does not grow with what the record holds).
+
+    >>> from agentcore import ToolFinished
+    >>> fields_problem(ToolFinished(3, "x", 5), "input")  # type: ignore[arg-type]
+    "input.result is a str ('x'), not an AgentToolResult"
+    """
+    key = (type(record), read_back)
+    check = _fields_checks.get(key)
+    if check is None:
+        check = _fields_checks[key] = _fields_checker(type(record), (read_back, _RECORDS))
+    return _worded(check(record), path)
+
+
+_RECORDS: Final = (msgspec.Struct,)
+_fields_checks: dict[tuple[type, bool], _Check] = {}
+
+
+_ITEM: Final = "\x00item"
+"""The path segment of an item of a set (which has no order to give it an index)."""
 
 
 def _worded(failure: _Failure | None, path: str) -> str | None:
     if failure is None:
         return None
     where, bad, wanted = failure
-    return f"{path}{''.join(reversed(where))} is {_what(bad)}, not {_expected(wanted)}"
+    segments = list(reversed(where))
+    if _ITEM in segments:  # an item of a set: named by the set
+        cut = segments.index(_ITEM)
+        inner = "".join(segments[cut + 1:]).lstrip(".")
+        where_text = f"an item of {_joined(path, segments[:cut])}"
+        where_text = f"{inner} of {where_text}" if inner else where_text
+    else:
+        where_text = _joined(path, segments)
+    return f"{where_text} is {_what(bad)}, not {_expected(wanted)}"
+
+
+def _joined(path: str, segments: list[str]) -> str:
+    text = path + "".join(segments)
+    return (text.lstrip(".") if not path else text) or "it"
+
+
+def path_key(path: str, key: object) -> str:
+    """``path`` followed by the mapping key ``key``: ``.key`` for a name, ``[key!r]`` otherwise.
+
+    >>> path_key("$.a", "b"), path_key("$.a", "b c"), path_key("$.a", 3)
+    ('$.a.b', "$.a['b c']", '$.a[3]')
+    """
+    return f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]"
+
+
+def is_message(value: object) -> bool:
+    """A message the loop can carry: a record with a ``role`` string (the library's message
+    types or an application's own), not a plain mapping."""
+    return not isinstance(value, (Mapping, str, bytes, type)) and isinstance(getattr(value, "role", None), str)
+
+
+def messages_problem(messages: Any, path: str) -> str | None:
+    """The first item of a conversation that is not a message (:func:`is_message`; a
+    conversation's type says only ``Any``: an application may add message types of its own).
+
+    >>> messages_problem([{"role": "user"}], "$.messages")
+    '$.messages[0] is a dict (an object with no type tag), not a message (a record with a role: UserMessage, AssistantMessage, ToolResultMessage, ...)'
+    """
+    for i, message in enumerate(messages):
+        if not is_message(message):
+            return (f"{path}[{i}] is {_what(message)}, not a message (a record with a role: UserMessage, "
+                    "AssistantMessage, ToolResultMessage, ...)")
+    return None
 
 
 # A check is compiled once per type (and number mode): a function of the value that gives
@@ -280,14 +352,17 @@ def _worded(failure: _Failure | None, path: str) -> str | None:
 # there and the type expected there. Paths are only built for a mismatch.
 _Failure = tuple[list[str], Any, Any]
 _Check = Callable[[Any], "_Failure | None"]
-_checks: dict[tuple[Any, bool], _Check] = {}
+_Mode = tuple[bool, tuple[type, ...]]
+"""How a check reads: numbers as JSON gives them back (``read_back``), and the record classes
+checked for their class only (``opaque``)."""
+_checks: dict[tuple[Any, _Mode], _Check] = {}
 
 
-def _checker(tp: Any, loose: bool) -> _Check:
-    key = (tp, loose)
+def _checker(tp: Any, mode: _Mode) -> _Check:
+    key = (tp, mode)
     check = _checks.get(key)
     if check is None:
-        check = _checks[key] = _compile(tp, loose)
+        check = _checks[key] = _compile(tp, mode)
     return check
 
 
@@ -295,13 +370,13 @@ def _fail(value: Any, tp: Any) -> _Failure:
     return ([], value, tp)
 
 
-def _compile(tp: Any, loose: bool) -> _Check:
+def _compile(tp: Any, mode: _Mode) -> _Check:
     if tp is Any or tp is object:
-        return _any_checker(loose)
+        return _any_checker(mode)
     if tp is None or tp is type(None):
         return lambda v: None if v is None else _fail(v, tp)
     if tp is int or tp is float:
-        return lambda v: None if type(v) is int or _number_fits(v, tp, loose) else _fail(v, tp)
+        return lambda v: None if type(v) is int or _number_fits(v, tp, mode[0]) else _fail(v, tp)
     if tp is str or tp is bool:
         return lambda v: None if type(v) is tp else _fail(v, tp)
     origin = typing.get_origin(tp)
@@ -310,24 +385,24 @@ def _compile(tp: Any, loose: bool) -> _Check:
         if not isinstance(tp, type):
             return lambda v: None  # a type variable or a name that did not resolve
         if _checked(tp):
-            return _record_checker(tp, loose)
-        if issubclass(tp, Mapping):
-            return lambda v: None if isinstance(v, tp) else _fail(v, tp)
-        any_check = _any_checker(loose)
+            return _record_checker(tp, mode)
+        if issubclass(tp, Mapping):  # a FrozenDict field: any mapping (what a run is given, frozen or not)
+            return lambda v: None if isinstance(v, Mapping) else _fail(v, tp)
+        any_check = _any_checker(mode)
         return lambda v: any_check(v) if isinstance(v, tp) else _fail(v, tp)
     if origin is ClassVar or origin is typing.Final:
-        return _checker(args[0], loose) if args else _any_checker(loose)
+        return _checker(args[0], mode) if args else _any_checker(mode)
     if origin is typing.Literal:
         allowed = {(type(a), a) for a in args}
         return lambda v: None if (type(v), v) in allowed else _fail(v, tp)
     if origin is typing.Union or origin is types.UnionType:
-        return _union_checker(tp, args, loose)
+        return _union_checker(tp, args, mode)
     if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-        return _fixed_tuple_checker(tp, args, loose)
+        return _fixed_tuple_checker(tp, args, mode)
     if origin is tuple or (isinstance(origin, type) and issubclass(origin, (Sequence, Set))):
-        return _items_checker(tp, origin, args[0] if args else Any, loose)
+        return _items_checker(tp, origin, args[0] if args else Any, mode)
     if isinstance(origin, type) and issubclass(origin, Mapping):
-        return _mapping_checker(tp, args if len(args) == 2 else (Any, Any), loose)
+        return _mapping_checker(tp, args if len(args) == 2 else (Any, Any), mode)
     if origin is Callable:
         return lambda v: None if callable(v) else _fail(v, tp)
     if isinstance(origin, type):
@@ -335,19 +410,25 @@ def _compile(tp: Any, loose: bool) -> _Check:
     return lambda v: None
 
 
-def _any_checker(loose: bool) -> _Check:
+def _any_checker(mode: _Mode) -> _Check:
     def check(value: Any) -> _Failure | None:
         kind = type(value)
         if kind in _SCALARS or not _checked(kind):
             return None
-        return _checker(kind, loose)(value)
+        return _checker(kind, mode)(value)
     return check
 
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None), tuple})
 
 
-def _record_checker(cls: type, loose: bool) -> _Check:
+def _record_checker(cls: type, mode: _Mode) -> _Check:
+    if mode[1] and issubclass(cls, mode[1]):
+        return lambda v: None if isinstance(v, cls) else _fail(v, cls)
+    return _fields_checker(cls, mode)
+
+
+def _fields_checker(cls: type, mode: _Mode) -> _Check:
     fields: list[tuple[str, _Check]] | None = None  # found at the first check (types may refer to themselves)
 
     def check(value: Any) -> _Failure | None:
@@ -356,7 +437,7 @@ def _record_checker(cls: type, loose: bool) -> _Check:
             return _fail(value, cls)
         if fields is None:
             hints = _hints(cls) or {}
-            fields = [(name, _checker(hints.get(name, Any), loose)) for name in record_fields(cls)]
+            fields = [(name, _checker(hints.get(name, Any), mode)) for name in record_fields(cls)]
         for name, field_check in fields:
             failure = field_check(getattr(value, name))
             if failure is not None:
@@ -366,16 +447,19 @@ def _record_checker(cls: type, loose: bool) -> _Check:
     return check
 
 
-def _union_checker(tp: Any, args: tuple[Any, ...], loose: bool) -> _Check:
+def _union_checker(tp: Any, args: tuple[Any, ...], mode: _Mode) -> _Check:
     members: list[tuple[Callable[[Any], bool], _Check]] | None = None  # found at the first check
     optional = type(None) in args
+    classes = tuple(a for a in args if a is not type(None))
+    if mode[1] and all(isinstance(a, type) and _checked(a) and issubclass(a, mode[1]) for a in classes):
+        return lambda v: None if isinstance(v, classes) or (v is None and optional) else _fail(v, tp)
 
     def check(value: Any) -> _Failure | None:
         nonlocal members
         if value is None and optional:
             return None
         if members is None:
-            members = [(_shallow(a, loose), _checker(a, loose)) for a in args]
+            members = [(_shallow(a, mode), _checker(a, mode)) for a in args]
         first: _Failure | None = None
         for fits, member_check in members:
             if fits(value):
@@ -387,19 +471,19 @@ def _union_checker(tp: Any, args: tuple[Any, ...], loose: bool) -> _Check:
     return check
 
 
-def _shallow(tp: Any, loose: bool) -> Callable[[Any], bool]:
+def _shallow(tp: Any, mode: _Mode) -> Callable[[Any], bool]:
     """Whether a value is of the kind ``tp`` names, not looking inside it (which member of a
     union to check it against)."""
     origin = typing.get_origin(tp)
     if tp is Any or tp is object or (origin is None and not isinstance(tp, type) and tp is not None):
         return lambda v: True
     if origin is None or origin is typing.Literal or origin is ClassVar:
-        check = _checker(tp, loose)
+        check = _checker(tp, mode)
         if origin is None and isinstance(tp, type) and _checked(tp):
             return lambda v: isinstance(v, tp)
         return lambda v: check(v) is None
     if origin is typing.Union or origin is types.UnionType:
-        parts = [_shallow(a, loose) for a in typing.get_args(tp)]
+        parts = [_shallow(a, mode) for a in typing.get_args(tp)]
         return lambda v: any(p(v) for p in parts)
     if origin is Callable:
         return callable
@@ -412,10 +496,10 @@ def _shallow(tp: Any, loose: bool) -> Callable[[Any], bool]:
     return lambda v: not isinstance(origin, type) or isinstance(v, origin)
 
 
-def _fixed_tuple_checker(tp: Any, args: tuple[Any, ...], loose: bool) -> _Check:
+def _fixed_tuple_checker(tp: Any, args: tuple[Any, ...], mode: _Mode) -> _Check:
     if args == ((),):
         args = ()
-    checks = [_checker(a, loose) for a in args]
+    checks = [_checker(a, mode) for a in args]
 
     def check(value: Any) -> _Failure | None:
         if not isinstance(value, tuple) or len(value) != len(checks):
@@ -429,32 +513,25 @@ def _fixed_tuple_checker(tp: Any, args: tuple[Any, ...], loose: bool) -> _Check:
     return check
 
 
-def _items_checker(tp: Any, origin: type, item_type: Any, loose: bool) -> _Check:
-    item_check = _checker(item_type, loose)
+def _items_checker(tp: Any, origin: type, item_type: Any, mode: _Mode) -> _Check:
+    item_check = _checker(item_type, mode)
     check_items = item_type is not Any
 
     def check(value: Any) -> _Failure | None:
         if not _container_fits(value, origin):
             return _fail(value, tp)
-        if check_items:
-            for i, item in enumerate(value):
+        for i, item in enumerate(value):
+            if check_items or type(item) not in _SCALARS:
                 failure = item_check(item)
                 if failure is not None:
-                    failure[0].append(f"[{i}]")
+                    failure[0].append(_ITEM if isinstance(value, Set) else f"[{i}]")
                     return failure
-        else:
-            for i, item in enumerate(value):
-                if type(item) not in _SCALARS:
-                    failure = item_check(item)
-                    if failure is not None:
-                        failure[0].append(f"[{i}]")
-                        return failure
         return None
     return check
 
 
-def _mapping_checker(tp: Any, args: tuple[Any, ...], loose: bool) -> _Check:
-    key_check, item_check = _checker(args[0], loose), _checker(args[1], loose)
+def _mapping_checker(tp: Any, args: tuple[Any, ...], mode: _Mode) -> _Check:
+    key_check, item_check = _checker(args[0], mode), _checker(args[1], mode)
 
     def check(value: Any) -> _Failure | None:
         if not isinstance(value, Mapping):
@@ -462,7 +539,7 @@ def _mapping_checker(tp: Any, args: tuple[Any, ...], loose: bool) -> _Check:
         for key, item in value.items():
             failure = key_check(key) or item_check(item)
             if failure is not None:
-                failure[0].append(f"[{key!r}]")
+                failure[0].append(path_key("", key))
                 return failure
         return None
     return check

@@ -35,19 +35,17 @@ is at that state when its pending calls and new messages have the same JSON form
 
 from __future__ import annotations
 
-import collections.abc
-import types
-import typing
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pyrsistent import PVector
 
-from .codec import CodecError, decode_at, encode_bytes, parse, prepared, register_form
+from .codec import CodecError, decode_at, encode_bytes, parse, plain_json, prepared, register_form
 from .convert import convert_message
-from .frozen import FrozenDict, freeze
+from .json_tags import freeze_read
+from .json_diff import MISSING, Difference, differences
 from .messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
-from .records import Record, replace
+from .records import Message, messages_problem, replace, type_problem
 from .state import (
     RUN_FIELDS,
     SUSPENSION_VERSION,
@@ -61,7 +59,6 @@ from .state import (
     llm_view,
 )
 from .texts import (
-    article,
     length_difference_text,
     mismatch_text,
     new_messages_count_text,
@@ -151,7 +148,7 @@ def _literal(value: Any) -> Any:
     index, ``"$result"``, a pending call's reason): a mapping, a number or a string as the
     codec's plain JSON value."""
     if isinstance(value, (Mapping, int, str)) and not isinstance(value, bool):
-        return {"type": "json", "value": freeze(value)}
+        return plain_json(value)
     return prepared(value)
 
 
@@ -336,7 +333,7 @@ def _decode_slot(obj: Any, reply_call: ToolCall | None, path: str) -> Any:
         call = reply_call
     else:
         raise CodecError(f"{_SLOT} at {path} has no call, and the batch's reply has no tool call there")
-    args = freeze(obj["args"]) if "args" in obj else getattr(call, "arguments", None)
+    args = freeze_read(obj["args"]) if "args" in obj else getattr(call, "arguments", None)
     slot = _build(ToolSlot, path, call=call, step=decode_at(obj.get("step", "waiting"), f"{path}.step"),
                   wait_id=decode_at(obj.get("wait_id", -1), f"{path}.wait_id"), args=args,
                   result=decode_at(obj.get("result"), f"{path}.result"),
@@ -366,63 +363,29 @@ register_form(Suspension, _encode, _decode)
 # --------------------------------------------------------------------------- JSON differences
 
 
-class _Absent:
-    pass
-
-
-_ABSENT: Final = _Absent()
-
-
 def _plain(value: Any) -> Any:
     """``value`` as JSON data (what its JSON text reads back as)."""
     return parse(_json(value))
 
 
-def _key(path: str, key: Any) -> str:
-    return f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]"
-
-
-def _diffs(a: Any, b: Any, path: str = "", limit: int = 3) -> list[tuple[str, Any, Any]]:
-    """Where the JSON data ``a`` and ``b`` differ: (path, a's, b's) each, at most ``limit``; a
-    list of another length is (path, its length, the other's length) with ``len`` paths."""
-    out: list[tuple[str, Any, Any]] = []
-
-    def walk(x: Any, y: Any, p: str) -> None:
-        if len(out) >= limit:
-            return
-        if isinstance(x, dict) and isinstance(y, dict):
-            for k in x:
-                walk(x[k], y.get(k, _ABSENT), _key(p, k))
-            for k in y:
-                if k not in x:
-                    walk(_ABSENT, y[k], _key(p, k))
-        elif isinstance(x, list) and isinstance(y, list):
-            if len(x) != len(y):
-                out.append((f"len {p}", len(x), len(y)))
-            else:
-                for i, (u, v) in enumerate(zip(x, y)):
-                    walk(u, v, f"{p}[{i}]")
-        elif type(x) is not type(y) or x != y:
-            out.append((p, x, y))
-
-    walk(a, b, path)
-    return out
-
-
 def _shown(value: Any) -> str:
-    if value is _ABSENT:
+    if value is MISSING:
         return "absent"
     text = encode_bytes(value).decode("utf-8")
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _detail(diffs: list[tuple[str, Any, Any]], where: str) -> str:
+def _where(diff: Difference) -> str:
+    return diff.path.lstrip(".") or "it"
+
+
+def _detail(diffs: list[Difference], where: str) -> str:
     parts = []
-    for path, there, mine in diffs:
-        if path.startswith("len "):
-            parts.append(length_difference_text(path[4:].lstrip(".") or "it", there, mine, where))
+    for d in diffs:
+        if d.length:
+            parts.append(length_difference_text(_where(d), d.left, d.right, where))
         else:
-            parts.append(value_difference_text(path.lstrip(".") or "it", _shown(there), _shown(mine), where))
+            parts.append(value_difference_text(_where(d), _shown(d.left), _shown(d.right), where))
     return "; ".join(parts)
 
 
@@ -439,8 +402,8 @@ def difference(s: Suspension, state: LoopState, where: str = "the state") -> str
         return other_calls_text(ids)
     for there, here in zip(theirs, mine):
         if not _same_json(there, here):
-            diffs = _diffs(_plain(there), _plain(here))
-            field = diffs[0][0].removeprefix("len ").lstrip(".").split(".")[0].split("[")[0]
+            diffs = differences(_plain(there), _plain(here), limit=3)
+            field = _where(diffs[0]).split(".")[0].split("[")[0]
             return other_pending_text(here.tool_call_id, field, _detail(diffs, where))
     there_new, my_new = state.run.new_messages, s.state.run.new_messages
     if len(there_new) != len(my_new):
@@ -449,7 +412,7 @@ def difference(s: Suspension, state: LoopState, where: str = "the state") -> str
         if not _same_json(there, here):
             role = getattr(here, "role", type(here).__name__)
             label = f"{role} {here.tool_call_id}" if isinstance(here, ToolResultMessage) else str(role)
-            return other_message_text(i, label, _detail(_diffs(_plain(there), _plain(here)), where))
+            return other_message_text(i, label, _detail(differences(_plain(there), _plain(here), limit=3), where))
     return None
 
 
@@ -460,119 +423,38 @@ def problem(s: Any) -> str | None:
     """Why the stored suspension ``s`` cannot be resumed as it is (``None``: it can): a field
     holding a value that is not of its type, a format this library does not read, a state that is
     not suspended, or parts that disagree on what is shown and what would run."""
-    detail = _type_problem(s, Suspension, "")
+    detail = type_problem(s, Suspension, "", opaque=_OPAQUE)
+    if detail is None:
+        run = s.state.run
+        detail = (messages_problem(run.messages, "state.run.messages")
+                  or messages_problem(run.new_messages, "state.run.new_messages")
+                  or messages_problem(run.llm_messages or (), "state.run.llm_messages"))
+    if detail is None:
+        content = s.state.phase.batch.message.content if isinstance(s.state.phase, Suspended) else ()
+        detail = type_problem(content, tuple[Any, ...], "state.phase.batch.message.content")
     if detail is not None:
-        return detail
+        return suspension_field_text(detail)
     if not 1 <= s.version <= SUSPENSION_VERSION:
         return suspension_version_text(s.version, SUSPENSION_VERSION)
     phase = s.state.phase
     if not isinstance(phase, Suspended):
         return not_suspended_text(phase.name)
-    content = phase.batch.message.content  # a message is checked for its class only
-    if not isinstance(content, (tuple, list)):
-        return suspension_field_text("state.phase.batch.message.content", content, "a tuple")
     detail = _parts_problem(s)
     return suspension_parts_text(detail) if detail is not None else None
 
 
-_hints: dict[type, dict[str, Any]] = {}
-
-
-def _fields(cls: type) -> dict[str, Any]:
-    hints = _hints.get(cls)
-    if hints is None:
-        resolved = typing.get_type_hints(cls)
-        hints = _hints[cls] = {f: resolved[f] for f in cls.__struct_fields__}  # type: ignore[attr-defined]
-    return hints
-
-
-_SHALLOW: Final = (Usage,)
-"""Records checked for their class only (a usage's figures may be ``None`` once written). So are
-messages (what the conversation holds is the conversation's; the calls are checked as slots)."""
-_UNIONS: Final = (typing.Union, types.UnionType)
-
-
-def _describe(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if tp is type(None):
-        return "None"
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
-    if origin in _UNIONS:
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
-    if origin is collections.abc.Mapping:
-        return "a mapping"
-    if origin is not None:
-        return article(getattr(origin, "__name__", str(origin)))
-    return article(getattr(tp, "__name__", str(tp)))
-
-
-_KINDS: Final[dict[Any, Any]] = {tuple: (tuple, list), frozenset: (frozenset, set), FrozenDict: Mapping,
-                                 collections.abc.Mapping: Mapping}
-"""Containers that JSON writes alike and reads back as the field's kind (a live state may hold a
-list where a stored one holds a tuple: a model's ``input`` given as a list)."""
-
-
-def _fits(value: Any, tp: Any) -> bool:
-    """``value`` is of the type ``tp`` (or of one JSON reads back as it), looking at the outside only."""
-    if tp is Any:
-        return True
-    if tp is bool:
-        return type(value) is bool
-    if tp is int:
-        return isinstance(value, int) and type(value) is not bool
-    if tp is float:
-        return isinstance(value, (int, float)) and type(value) is not bool
-    if tp is type(None):
-        return value is None
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        return any(type(value) is type(a) and value == a for a in typing.get_args(tp))
-    if origin in _UNIONS:
-        return any(_fits(value, a) for a in typing.get_args(tp))
-    kind = origin if origin is not None else tp
-    return isinstance(value, _KINDS.get(kind, kind))
-
-
-def _type_problem(value: Any, tp: Any, path: str) -> str | None:
-    """Where ``value`` (at ``path``) holds what is not of its type, said for the user."""
-    origin = typing.get_origin(tp)
-    if origin in _UNIONS:
-        tp = next((a for a in typing.get_args(tp) if _fits(value, a)), tp)
-        origin = typing.get_origin(tp)
-    if not _fits(value, tp):
-        return suspension_field_text(path, value, _describe(tp))
-    if origin is tuple:
-        args = typing.get_args(tp)
-        items = zip(value, [args[0]] * len(value) if args[-1] is Ellipsis else args)
-        return next((p for i, (x, t) in enumerate(items) if (p := _type_problem(x, t, f"{path}[{i}]"))), None)
-    if origin is PVector:  # a conversation: messages
-        return next((suspension_field_text(f"{path}[{i}]", m, "a message") for i, m in enumerate(value)
-                     if not isinstance(getattr(m, "role", None), str)), None)
-    if origin is frozenset:
-        item = typing.get_args(tp)[0]
-        return next((p for x in value if (p := _type_problem(x, item, f"an item of {path}"))), None)
-    if origin is collections.abc.Mapping:
-        key_tp, value_tp = typing.get_args(tp)
-        return next((p for k, v in value.items()
-                     if (p := _type_problem(k, key_tp, f"a key of {path}") or _type_problem(v, value_tp, _key(path, k)))),
-                    None)
-    if isinstance(value, Record) and not isinstance(value, _SHALLOW):
-        for name, hint in _fields(type(value)).items():
-            p = _type_problem(getattr(value, name), hint, f"{path}.{name}" if path else name)
-            if p is not None:
-                return p
-    return None
+_OPAQUE: Final = (Message, Usage)
+"""Records checked for their class only: messages (what the conversation holds is the
+conversation's; the calls are checked as slots, and a message's figures, timestamps and usage,
+are as JSON gave them back: ``None`` for a cost that was not a finite number) and usage."""
 
 
 def _mismatch(shown: str, a: Any, runs: str, b: Any, role: str) -> str | None:
     """``a`` (shown at ``shown``) and ``b`` (acted on, at ``runs``) differ: where, said for the user."""
     if _same_json(a, b):
         return None
-    diffs = _diffs(_plain(a), _plain(b), limit=1)
-    path, x, y = diffs[0]
-    if path.startswith("len "):
-        path = path[4:]
+    path, x, y, length = differences(_plain(a), _plain(b), limit=1)[0]
+    if length:
         return mismatch_text(f"{shown}{path}", f"{x} items long", f"{runs}{path}", f"{y} items long", role)
     return mismatch_text(f"{shown}{path}", _shown(x), f"{runs}{path}", _shown(y), role)
 

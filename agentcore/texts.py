@@ -33,7 +33,6 @@ __all__ = [
     "deferred_text",
     "not_suspended_text",
     "suspension_version_text",
-    "article",
     "length_difference_text",
     "mismatch_text",
     "new_messages_count_text",
@@ -58,6 +57,7 @@ __all__ = [
     "not_found_text",
     "stream_closing_text",
     "stream_order_text",
+    "stream_field_text",
     "stream_payload_text",
     "timed_out_text",
 ]
@@ -181,6 +181,15 @@ def stream_payload_text(event_type: str, field: str, value: Any) -> str:
     )
 
 
+def stream_field_text(event_type: str, field: str, value: Any, expected: str) -> str:
+    """A stream event whose own field holds something of another type.
+
+    >>> print(stream_field_text("text_end", "content", "hi", "TextContent"))
+    Stream protocol error: the text_end event's content was a str ('hi'); expected a TextContent
+    """
+    return f"Stream protocol error: the {event_type} event's {field} was {_kind(value)} ({_shown(value)}); expected {_an(expected)}"
+
+
 def stream_order_text(event_type: str, problem: str) -> str:
     """A stream event that arrived where the stream protocol does not allow it."""
     return f"Stream protocol error: {event_type} arrived {problem} ({_EXPECTED})"
@@ -229,14 +238,14 @@ def suspension_version_text(version: object, supported: int) -> str:
 _SUSPENSION_ADVICE: Final = " (resume a suspension as agentcore.codec.to_json wrote it)"
 
 
-def suspension_field_text(path: str, value: Any, expected: str) -> str:
-    """A value of a stored suspension that is not of its field's type.
+def suspension_field_text(problem: str) -> str:
+    """A value of a stored suspension that is not of its field's type (``problem``, as
+    :func:`agentcore.records.type_problem` words it).
 
-    >>> print(suspension_field_text("state.run.turns", "x", "an int"))
+    >>> print(suspension_field_text("state.run.turns is a str ('x'), not an int"))
     Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int (resume a suspension as agentcore.codec.to_json wrote it)
     """
-    shown = "None" if value is None else f"{_kind(value)} ({value!r:.60})"
-    return f"Cannot resume: in the suspension, {path} is {shown}, not {expected}{_SUSPENSION_ADVICE}"
+    return f"Cannot resume: in the suspension, {problem}{_SUSPENSION_ADVICE}"
 
 
 def suspension_parts_text(detail: str) -> str:
@@ -251,11 +260,6 @@ def mismatch_text(shown: str, shown_value: str, runs: str, runs_value: str, role
     pending[0].arguments.path is "a" but slots[1].args.path (what would run) is "b"
     """
     return f"{shown} is {shown_value} but {runs} ({role}) is {runs_value}"
-
-
-def article(word: str) -> str:
-    """``word`` after its article: ``an int``, ``a str``, ``a ToolSlot``."""
-    return _an(word)
 
 
 def value_difference_text(path: str, there: str, mine: str, where: str) -> str:

@@ -67,12 +67,12 @@ from agentcore.messages import (
 from agentcore.records import replace
 from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
 from agentcore.inputs import Approve, Decision, Deny, ToolOutput
-from agentcore.state import Suspended, Suspension
+from agentcore.state import Suspension
 from agentcore.batch import decision_problem
 
 from . import aio
 from .clock import now_ms
-from .driver import Journals, failure_text, is_message, observers, prompt_messages, with_signal
+from .driver import Journals, checked_suspension, failure_text, is_message, observers, prompt_messages, with_signal
 from .signal import AbortSignal
 
 __all__ = [
@@ -551,11 +551,13 @@ class Agent:
 
     def restore(self, suspension: Suspension) -> None:
         """Take back a stored suspension: the conversation becomes the suspended run's and
-        :attr:`pending` its calls (only while idle)."""
+        :attr:`pending` its calls (only while idle). It is checked first, as :meth:`resume`
+        would check it (``TypeError`` for what is not a ``Suspension``, ``ValueError`` with
+        ``Suspension.problem``'s text for one that cannot be resumed): the agent is then left as
+        it was."""
         if self._idle is not None:
             raise AgentBusyError(PROMPT_BUSY)
-        if not isinstance(suspension, Suspension) or not isinstance(suspension.state.phase, Suspended):
-            raise TypeError(f"restore() takes a Suspension, not {type(suspension).__name__}")
+        checked_suspension(suspension, "restore")
         self._state.messages = list(suspension.messages)
         self._state.suspension = suspension
         self._decisions = {}

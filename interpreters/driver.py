@@ -39,7 +39,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from pyrsistent import PVector, pvector
 
-from agentcore.records import replace
+from agentcore.records import is_message, replace
 from agentcore import (
     SUSPENSION_VERSION,
     ApprovalChecked,
@@ -148,6 +148,7 @@ __all__ = [
     "NO_STREAM_FN",
     "check_run_arguments",
     "resumed_input",
+    "checked_suspension",
     "suspended_state",
     "with_config_model",
     "with_transcript",
@@ -1091,12 +1092,6 @@ def _a(name: str) -> str:
     return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 
-def is_message(value: Any) -> bool:
-    """A message the loop can carry: a record with a ``role`` string (the library's message
-    types or an application's own), not a plain mapping."""
-    return not isinstance(value, (Mapping, str, bytes, type)) and isinstance(getattr(value, "role", None), str)
-
-
 _MESSAGE_HINT: Final = ("a message (UserMessage, AssistantMessage, ToolResultMessage, ... or an "
                         "application's own record with a role)")
 
@@ -1319,11 +1314,11 @@ def hook_decision(pending: PendingCall, value: Any) -> Decision | None:
 # --------------------------------------------------------------------------- resuming a suspension
 
 
-def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopState:
-    """The state to resume ``suspension`` from under ``config``: checked (a :class:`Suspension`
+def checked_suspension(suspension: Any, fn: str) -> Suspension:
+    """``suspension`` if it can be resumed as it is: a :class:`Suspension` (else ``TypeError``)
     of a format this library reads, whose state is suspended, whose fields hold values of their
-    types and whose parts agree on what would run: ``Suspension.problem``), with the config's
-    hooks and budgets in force (the turns, tokens and cost used so far are kept)."""
+    types and whose parts agree on what would run (else ``ValueError`` with
+    ``Suspension.problem``'s text). ``fn`` names the function that was given it."""
     if not isinstance(suspension, Suspension):
         raise TypeError(f"{fn}() argument 'suspension' must be a Suspension (decode a stored one with "
                         f"agentcore.codec.from_json), not {_a(type(suspension).__name__)}")
@@ -1332,7 +1327,15 @@ def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopSt
     problem = suspension.problem()  # not suspended, or edited: refused before anything runs or is written
     if problem is not None:
         raise ValueError(problem)
-    state = suspension.state
+    return suspension
+
+
+def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopState:
+    """The state to resume ``suspension`` from under ``config``: checked (a :class:`Suspension`
+    of a format this library reads, whose state is suspended, whose fields hold values of their
+    types and whose parts agree on what would run: ``Suspension.problem``), with the config's
+    hooks and budgets in force (the turns, tokens and cost used so far are kept)."""
+    state = checked_suspension(suspension, fn).state
     run = state.run
     hooks = hooks_set(config) - {"get_api_key"}
     changes: dict[str, Any] = {}

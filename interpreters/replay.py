@@ -56,6 +56,7 @@ from agentcore import (
     step,
 )
 from agentcore.codec import encode_bytes, parse, to_json
+from agentcore.json_diff import MISSING, first_difference
 from agentcore.machine import stream_event_problem
 from agentcore.events import MessageUpdateEvent
 from agentcore.effects import RunSuspended
@@ -236,42 +237,12 @@ def _describe(effect: Any) -> str:
     return str(kind)
 
 
-_MISSING: Final = object()
-
-
 def _shown(value: Any) -> str:
     """A JSON value in a headline: Python's repr, cut at 80 characters."""
-    if value is _MISSING:
+    if value is MISSING:
         return "nothing"
     text = repr(value) if not isinstance(value, (dict, list)) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def first_difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] | None:
-    """The first place two JSON values differ: ``(path, recorded, now)`` (``None``: equal).
-    Objects are walked key by key in the recorded order, then the keys only ``actual`` has;
-    lists item by item, then a length that differs.
-
-    >>> first_difference({"a": [1, {"b": "x"}]}, {"a": [1, {"b": None}]}, "e")
-    ('e.a[1].b', 'x', None)
-    """
-    if expected == actual and type(expected) is type(actual):
-        return None
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in list(expected) + [k for k in actual if k not in expected]:
-            found = first_difference(expected.get(key, _MISSING), actual.get(key, _MISSING), f"{path}.{key}")
-            if found is not None:
-                return found
-        return None
-    if isinstance(expected, list) and isinstance(actual, list):
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            found = first_difference(e, a, f"{path}[{i}]")
-            if found is not None:
-                return found
-        if len(expected) != len(actual):
-            return (f"{path} (length)", len(expected), len(actual))
-        return None
-    return path, expected, actual
 
 
 def _streamed(event: Any) -> str:
@@ -326,8 +297,8 @@ def _headline(index: int, expected: Any, actual: Any) -> str:
     found = first_difference(exp, act, root)
     if found is None:
         return f"{what} differs"
-    where, was, now = found
-    return f"{what}: {where}: recorded {_shown(was)}, now {_shown(now)}"
+    where, was, now, length = found
+    return f"{what}: {where}{' (length)' if length else ''}: recorded {_shown(was)}, now {_shown(now)}"
 
 
 class Comparator:
@@ -457,12 +428,16 @@ def step_recorded(state: LoopState, entry: Entry) -> StepResult:
     if type(inp) is StreamEventReceived:
         problem = stream_event_problem(inp.event)  # the recorder only writes real stream events
         if problem is not None:
-            raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged ({problem})")
+            raise _damaged(entry, problem)
     try:
         return step(state, inp)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
-        raise TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged "
-                              f"({type(exc).__name__}: {exc})") from None
+        raise _damaged(entry, f"{type(exc).__name__}: {exc}") from None
+
+
+def _damaged(entry: Entry, problem: str) -> TranscriptError:
+    return TranscriptError(f"line {entry.line}: the input of step {entry.step} is damaged ({problem})",
+                           path=entry.path, line=entry.line)
 
 
 def replay(source: Source, *, options: ReplayOptions = ReplayOptions(), until: int | None = None,
@@ -617,8 +592,11 @@ class RecordedModel:
             elif type(inp) is AbortRequested:
                 for call in open_.values():
                     call.aborted = True
-            for e in entry.effects_json:
+            for i, e in enumerate(entry.effects_json):
                 if e.get("type") == "call_llm":
+                    if type(e.get("id")) is not int:
+                        raise TranscriptError(f"line {entry.line}: effect {i} (call_llm) has no id",
+                                              path=transcript.path, line=entry.line)
                     call = _Call(e["id"])
                     self.replies.append(call)
                     open_[call.id] = call

@@ -3,6 +3,8 @@ calls tools by id."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 from clocks import clock
@@ -10,7 +12,7 @@ from clocks import clock
 from interpreters import ScriptedModel
 from interpreters.scripted import Reply
 
-__all__ = ["calls", "model"]
+__all__ = ["calls", "model", "script_module"]
 
 
 def model(*replies: Any) -> ScriptedModel:
@@ -21,3 +23,13 @@ def model(*replies: Any) -> ScriptedModel:
 def calls(*specs: tuple[str, dict[str, Any], str]) -> Reply:
     """A reply that calls tools: ``(name, arguments, tool call id)`` each."""
     return Reply(tool_calls=list(specs))
+
+
+def script_module(name: str) -> Any:
+    """The script ``tests/scripts/<name>.py`` imported as a module (its functions, for the tests
+    that also run it in another process)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

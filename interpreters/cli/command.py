@@ -7,9 +7,13 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeGuard
 
 from . import chat, run, transcript
 from .common import Interrupted, Parser, UsageError
+
+if TYPE_CHECKING:
+    from ..transcript import TranscriptError
 
 __all__ = [
     "build_parser",
@@ -64,8 +68,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:
+        if _damaged_line(exc):  # met while replaying, past what reading it checks
+            if debug:
+                traceback.print_exc()
+            print(f"agentcore: {exc.path} is not a usable transcript: {_one_line(exc.problem)}", file=sys.stderr)
+            return 2
         if debug:
             traceback.print_exc()
         print(f"agentcore: {type(exc).__name__}: {_one_line(str(exc))} (run with --debug for the traceback)",
               file=sys.stderr)
         return 1
+
+
+def _damaged_line(exc: Exception) -> TypeGuard[TranscriptError]:
+    """Whether ``exc`` says that a line of a transcript is damaged (as reading it says it)."""
+    from ..transcript import TranscriptError
+
+    return type(exc) is TranscriptError and exc.path is not None and exc.line is not None

@@ -9,7 +9,6 @@ naming the line. Recorded effects stay JSON as written (``$seq`` history deltas 
 
 from __future__ import annotations
 
-import json
 import os
 import typing
 import warnings
@@ -21,15 +20,30 @@ from typing import Any, Final
 import msgspec
 
 from agentcore import Effect, Input, LoopState
-from agentcore.codec import CodecError, PartialFold, from_json
+from agentcore.codec import CodecError, PartialFold, from_json, parse
 from agentcore.effects import Emit
 from agentcore.events import MessageUpdateEvent
-from agentcore.inputs import StreamEventReceived
-from agentcore.messages import AssistantMessage, Model
-from agentcore.records import kind_of, type_problem
+from agentcore.inputs import (
+    ContextConverted,
+    ContextTransformed,
+    FollowUpsPolled,
+    Started,
+    SteeringPolled,
+    StreamEventReceived,
+)
+from agentcore.stream import (
+    DoneEvent,
+    ErrorEvent,
+    PartialAssistantMessage,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallDeltaEvent,
+)
+from agentcore.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
+from agentcore.machine import stream_event_problem
+from agentcore.records import fields_problem, kind_of, messages_problem, type_problem
 from agentcore.tools import ToolSpec
 
-from ..driver import is_message
 from ..gc_pause import paused_gc
 from .format import (
     DELTAS,
@@ -64,6 +78,8 @@ class Entry:
     effects_json: list[Any]
     text: str
     seqs: Mapping[str, list[Any]]
+    path: Path | None = None
+    """The transcript's file (``None``: read from bytes), which errors about the line name."""
     _effects: tuple[Effect, ...] | None = None
 
     @property
@@ -82,7 +98,7 @@ class Entry:
             try:
                 self._effects = tuple(_decode_effect(e, self.input) for e in self.effects_json)
             except _DECODE_ERRORS as exc:
-                raise _fail(self.line, f"cannot decode the effects: {exc}") from None
+                raise _fail(self.line, f"cannot decode the effects: {exc}", self.path) from None
         return self._effects
 
 
@@ -174,9 +190,9 @@ def decode_state(data: Mapping[str, Any]) -> LoopState:
     problem = type_problem(decoded, LoopState, read_back=True)
     if problem is None:
         run = decoded.run
-        problem = (_messages_problem(run.messages, "$.run.messages")
-                   or _messages_problem(run.new_messages, "$.run.new_messages")
-                   or _messages_problem(run.llm_messages or (), "$.run.llm_messages"))
+        problem = (messages_problem(run.messages, "$.run.messages")
+                   or messages_problem(run.new_messages, "$.run.new_messages")
+                   or messages_problem(run.llm_messages or (), "$.run.llm_messages"))
         for name, kind in _COUNTERS.items():  # the core counts on with them: exact types
             problem = problem or type_problem(getattr(run, name), kind, f"$.run.{name}")
     if problem is not None:
@@ -185,16 +201,6 @@ def decode_state(data: Mapping[str, Any]) -> LoopState:
 
 
 _COUNTERS: Final[dict[str, type]] = {"next_id": int, "turns": int, "total_tokens": int, "cost_usd": float}
-
-
-def _messages_problem(messages: Any, path: str) -> str | None:
-    """The first item of a conversation that is not a message (its type says only ``Any``: an
-    application may add message types of its own)."""
-    for i, message in enumerate(messages):
-        if not is_message(message):
-            return (f"{path}[{i}] is {kind_of(message)}, not a message (a record with a role: UserMessage, "
-                    "AssistantMessage, ToolResultMessage, ...)")
-    return None
 
 
 _HEADER_RECORDS: Final[dict[str, Any]] = {"model": Model, "tools": tuple[ToolSpec, ...]}
@@ -230,7 +236,25 @@ def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:
         raise _fail(1, f"the header's initial_state does not decode: {exc}", path) from None
 
 
+def _reply_problem(reply: Any, path: str) -> str | None:
+    """What is damaged in the reply a done or error event carries: what the core reads of it (its
+    blocks and its usage) is looked at first, cheaply, then every field (for the words)."""
+    if (type(reply) is AssistantMessage and (reply.usage is None or type(reply.usage) is Usage)
+            and type(reply.content) is tuple and all(type(block) in _BLOCKS for block in reply.content)
+            and type(reply.stop_reason) is str) or type(reply) is PartialAssistantMessage:
+        return None  # (a partial reply is the fold's, as the reader built it)
+    return fields_problem(reply, path, read_back=True)
+
+
+_BLOCKS: Final = frozenset({TextContent, ThinkingContent, ToolCall})
+_FOLDED: Final = frozenset({TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent})
+"""Stream events the reader does not look at (the most frequent): a delta the fold cannot place
+is left out of the reply the reader folds, and refused when a replay steps over it
+(:func:`interpreters.replay.step_recorded`)."""
 _INPUTS: Final = typing.get_args(Input)
+_MESSAGES: Final[dict[type, str]] = {Started: "prompts", SteeringPolled: "messages", FollowUpsPolled: "messages",
+                                     ContextTransformed: "messages", ContextConverted: "messages"}
+"""The inputs that carry messages, and the field that holds them (its type says only ``Any``)."""
 _DECODE_ERRORS: Final = (CodecError, TypeError, KeyError, IndexError, AttributeError, ValueError)
 """What decoding damaged JSON can raise (a missing type tag leaves a plain mapping, say)."""
 
@@ -254,14 +278,14 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
 _decode_line: Final = msgspec.json.Decoder().decode
 
 
-def _parse_line(raw: bytes, text: str) -> Any:
-    """One line's JSON: parsed in C; a line msgspec refuses (``NaN``, which the json module
-    writes and reads, or a damaged line) goes through the json module, which also words the
-    error."""
+def _parse_line(raw: bytes) -> Any:
+    """One line's JSON: parsed in C; a line msgspec refuses (``NaN``, which older transcripts
+    hold, a lone surrogate's escape, or a damaged line) goes through the json module
+    (:func:`agentcore.codec.parse`), which also words the error."""
     try:
         return _decode_line(raw)
     except msgspec.DecodeError:
-        return json.loads(text)
+        return parse(raw)
 
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
@@ -286,7 +310,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
     if not lines:
         raise _fail(1, "empty file: not an agentcore-fx transcript", path)
     try:
-        header = json.loads(lines[0])
+        header = _parse_line(lines[0])
     except ValueError:
         raise _fail(1, "not an agentcore-fx transcript (the header is not JSON)", path) from None
     if not isinstance(header, dict) or header.get("transcript") != FORMAT:
@@ -305,7 +329,7 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
         raw = lines[index]
         try:
             text = raw.decode("utf-8")
-            obj = _parse_line(raw, text)
+            obj = _parse_line(raw)
         except ValueError as exc:
             raise _fail(lineno, f"damaged line (not JSON: {exc})", path) from None
         if not isinstance(obj, dict):
@@ -343,6 +367,8 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
             if not isinstance(inp, _INPUTS):
                 raise CodecError(f"not an input: {inp_json.get('type')!r}")
             if type(inp) is StreamEventReceived:
+                if type(inp.id) is not int or (type(inp.at) is not int and type(inp.at) is not float):
+                    raise CodecError(fields_problem(inp, "input", read_back=True) or "input.event is damaged")
                 fold = folds.get(inp.id)
                 if fold is None:
                     fold = folds[inp.id] = PartialFold()
@@ -352,15 +378,31 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                     if not isinstance(changed, AssistantMessage):
                         raise CodecError(f"the event's header is a {type(changed).__name__}, not an assistant message")
                 event = fold.apply(inp.event, changed, strict=False)
+                kind = type(event)
+                if kind not in _FOLDED:  # the recorder writes real stream events only
+                    problem = stream_event_problem(event)
+                    if problem is None and kind is DoneEvent:
+                        problem = _reply_problem(event.message, "input.event.message")
+                    elif problem is None and kind is ErrorEvent:
+                        problem = _reply_problem(event.error, "input.event.error")
+                    if problem is not None:
+                        raise CodecError(problem)
                 if event is not inp.event:
                     inp = StreamEventReceived(inp.id, event, inp.at)
+            else:
+                problem = fields_problem(inp, "input", read_back=True)
+                messages = _MESSAGES.get(type(inp))
+                if problem is None and messages is not None:
+                    problem = messages_problem(getattr(inp, messages), f"input.{messages}")
+                if problem is not None:
+                    raise CodecError(problem)
         except _DECODE_ERRORS as exc:
             raise _fail(lineno, f"cannot decode the input: {exc}", path) from None
         try:
             seqs = _resolve(effects, seqs)
         except (KeyError, TypeError, ValueError) as exc:
             raise _fail(lineno, f"damaged history delta: {exc}", path) from None
-        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs))
+        entries.append(Entry(n, lineno, inp, inp_json, effects, text, seqs, path))
     return Transcript(path, header, entries, torn, tuple(resumed), size, initial)
 
 
@@ -408,7 +450,8 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             inp_json = {"type": "stream_event_received", "id": sid,
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
             effects = [{"type": "emit", "event": update}]
-            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs))
+            entries.append(Entry(n, lineno, StreamEventReceived(sid, event, ms), inp_json, effects, text[:-1], seqs,
+                                 path))
     except IndexError:
         raise _fail(lineno, f"cannot decode the input: content_index {index} names no block of the reply",
                     path) from None
@@ -416,19 +459,19 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
         raise _fail(lineno, f"cannot decode the input: {exc}", path) from None
 
 
-_HOOK_HISTORIES: Final = (("context", "context", "messages"), ("context", "context", "tools"))
-_HISTORIES: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
-    "call_llm": (("messages",), ("tools",)),
-    "transform_context": (("messages",),),
-    "convert_to_llm": (("messages",),),
+_HOOK_HISTORIES: Final = ((("context", "context", "messages"), "ctx"), (("context", "context", "tools"), "ctx_tools"))
+_HISTORIES: Final[dict[str, tuple[tuple[tuple[str, ...], str], ...]]] = {
+    "call_llm": ((("messages",), "llm"), (("tools",), "tools")),
+    "transform_context": ((("messages",), "ctx"),),
+    "convert_to_llm": ((("messages",), "ctx"),),
     "before_tool_call": _HOOK_HISTORIES,
     "after_tool_call": _HOOK_HISTORIES,
-    "prepare_next_turn": (*_HOOK_HISTORIES, ("context", "new_messages")),
-    "should_stop_after_turn": (*_HOOK_HISTORIES, ("context", "new_messages")),
+    "prepare_next_turn": (*_HOOK_HISTORIES, (("context", "new_messages"), "new")),
+    "should_stop_after_turn": (*_HOOK_HISTORIES, (("context", "new_messages"), "new")),
 }
 """Where the recorder writes histories as ``$seq`` deltas (:class:`~.encode.EffectEncoder`), per
-effect type, in the order it writes them. Nowhere else: a ``$seq`` key in a tool's arguments or
-details is data."""
+effect type, in the order it writes them, and the history each one goes on (its key). Nowhere
+else: a ``$seq`` key in a tool's arguments or details is data."""
 
 
 def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -439,18 +482,21 @@ def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any
         paths = _HISTORIES.get(str(item.get("type"))) if type(item) is dict else None
         if paths is None:
             continue
-        for path in paths:
+        for path, history in paths:
             parent: Any = item
             for key in path[:-1]:
                 parent = parent.get(key) if type(parent) is dict else None
             last = path[-1]
-            if type(parent) is not dict or type(parent.get(last)) is not dict or "$seq" not in parent[last]:
-                continue  # a history written in full (an older recorder, or a hook's own data)
-            v = parent[last]
-            key, keep, add = v["$seq"], v["keep"], v["add"]
+            v = parent.get(last) if type(parent) is dict else None
+            if type(v) is list:
+                continue  # a history written in full (an older recorder)
+            if type(v) is not dict or "$seq" not in v:
+                found = kind_of(v) if type(parent) is dict and last in parent else "missing"
+                raise ValueError(f"{_where(item, path)} is {found}, not a history")
+            key, keep, add = v["$seq"], v.get("keep"), v.get("add")
             prev = seqs.get(key, [])
-            if not isinstance(keep, int) or not 0 <= keep <= len(prev) or not isinstance(add, list):
-                raise ValueError(f"keeps {keep!r} items of a {key} history of {len(prev)}")
+            if key != history or type(keep) is not int or not 0 <= keep <= len(prev) or type(add) is not list:
+                raise ValueError(_delta_problem(_where(item, path), key, history, keep, add, len(prev)))
             out = SeqDelta(v)
             out.full = prev[:keep] + add
             if not copied:
@@ -459,3 +505,16 @@ def _resolve(value: list[Any], seqs: dict[str, list[Any]]) -> dict[str, list[Any
             seqs[key] = out.full
             parent[last] = out
     return seqs
+
+
+def _where(effect: dict[str, Any], path: tuple[str, ...]) -> str:
+    return f"{effect['type']}.{'.'.join(path)}"
+
+
+def _delta_problem(where: str, key: Any, history: str, keep: Any, add: Any, length: int) -> str:
+    """What is wrong with the history delta at ``where``."""
+    if key != history:
+        return f"{where} is a delta of the {key!r} history, not of {history!r}"
+    if type(add) is not list:
+        return f"{where} adds {kind_of(add)}, not a list of items"
+    return f"{where} keeps {keep!r} items of a {key} history of {length}"

@@ -321,7 +321,7 @@ TYPE_CASES = [
     ("state.run.turns", True, "state.run.turns is a bool (True), not an int"),
     ("state.run.next_id", 2.5, "state.run.next_id is a float (2.5), not an int"),
     ("state.run.total_tokens", None, "state.run.total_tokens is None, not an int"),
-    ("state.run.cost_usd", "0", "state.run.cost_usd is a str ('0'), not a float"),
+    ("state.run.cost_usd", "0", "state.run.cost_usd is a str ('0'), not a number"),
     ("state.run.max_turns", "3", "state.run.max_turns is a str ('3'), not an int or None"),
     ("state.run.turn_open", 1, "state.run.turn_open is an int (1), not a bool"),
     ("state.run.thinking_level", "max", "state.run.thinking_level is a str ('max'), not one of 'off', 'minimal', "
@@ -353,7 +353,7 @@ def test_a_field_of_the_wrong_type_is_named(path: str, value: Any, text: str) ->
 def test_a_slot_that_is_not_a_slot_and_a_phase_that_is_not_one_are_named() -> None:
     s = edited("parallel", "state.phase.batch.slots[0]", {"a": 1})
     assert s.problem() == ("Cannot resume: in the suspension, state.phase.batch.slots[0] is a FrozenDict "
-                           "(FrozenDict({'a': 1})), not a ToolSlot" + ADVICE)
+                           "(an object with no type tag), not a ToolSlot" + ADVICE)
     s = edited("parallel", "state.phase.batch", None)
     assert s.problem() == "Cannot resume: in the suspension, state.phase.batch is None, not a RunningTools" + ADVICE
 

@@ -11,7 +11,6 @@ the run can be resumed into the same file at once.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -30,12 +29,10 @@ from interpreters.transcript import TranscriptBusy, TranscriptFile, TranscriptRe
 
 from clocks import clock
 from flavours import Flavour
+from suspending import script_module
 
 SCRIPTS = Path(__file__).parents[1] / "scripts"
-_spec = importlib.util.spec_from_file_location("once_agent", SCRIPTS / "once_agent.py")
-assert _spec is not None and _spec.loader is not None
-once: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(once)
+once: Any = script_module("once_agent")
 
 TIMEOUT = 30
 

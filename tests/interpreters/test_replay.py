@@ -108,6 +108,30 @@ def test_llm_only_divergence_names_step_turn_and_diff(tmp_path: Path) -> None:
     assert str(report).startswith(f"replay diverged at step {expected_step} (turn 1), effect 0 (emit tool_execution_end)")
 
 
+def test_a_divergence_names_a_key_that_is_not_a_name_and_takes_nan_for_nan(flavour: Flavour, tmp_path: Path) -> None:
+    """The path to what differs quotes a key that is not a name (``details['file name']``), as
+    a suspension's difference does; NaN in the recording and in the replay is no difference."""
+    from agentcore import AgentToolResult, TextContent
+
+    def noting(name: str) -> Any:
+        @tool
+        def note() -> AgentToolResult:
+            """Note."""
+            return AgentToolResult([TextContent("ok")], details={"level": float("nan"), "file name": name})
+
+        return note
+
+    path = tmp_path / "r.jsonl"
+    config = AgentLoopConfig(model=Model(id="m"))
+    flavour.record(path, "go", AgentContext("", [], [noting("a.txt")]), config,
+                   ScriptedModel([tool_call("note", {}), "done"]))
+    assert flavour.call(flavour.replay_llm, path, config, [noting("a.txt")]).finished
+    with pytest.raises(ReplayDivergence) as info:
+        flavour.call(flavour.replay_llm, path, config, [noting("b.txt")])
+    assert info.value.report.detail == ("effect 0 (emit tool_execution_end): tool_execution_end.result.details"
+                                        "['file name']: recorded 'a.txt', now 'b.txt'")
+
+
 def test_tool_calls_only_ignores_changed_results(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     _, messages, _ = record_sums(path)
@@ -458,5 +482,6 @@ def test_a_recorded_input_damaged_inside_is_named_by_its_line(tmp_path: Path) ->
     edit(path, done.line, lambda o: o["input"]["event"]["message"].update(type="user"))  # another record now
     with pytest.raises(TranscriptError) as info:
         replay(path)
-    assert str(info.value).startswith(f"line {done.line}: the input of step {done.step} is damaged (Stream protocol "
+    assert str(info.value).startswith(f"{path}: line {done.line}: cannot decode the input: Stream protocol "
                                       "error: the done event's message was a UserMessage (")
+    assert (info.value.path, info.value.line) == (path, done.line)

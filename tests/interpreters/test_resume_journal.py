@@ -8,7 +8,6 @@ file replays strictly, from the decisions (``Resumed``) to the run's end.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,9 @@ from interpreters.transcript import TranscriptRecorder, read_transcript
 
 from clocks import clock
 from flavours import Flavour
+from suspending import script_module
 
-SCRIPT = Path(__file__).parents[1] / "scripts" / "approval_agent.py"
-_spec = importlib.util.spec_from_file_location("approval_agent", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-agent: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(agent)
+agent: Any = script_module("approval_agent")
 
 FIRST = {"c2": Approve(), "c3": ToolOutput("photos")}
 SECOND = {"c4": Deny("keep it")}

@@ -16,12 +16,12 @@ tool uses to make a run-again safe.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +35,11 @@ from interpreters.transcript import TranscriptError, TranscriptRecorder, read_tr
 
 from clocks import clock
 from flavours import Flavour
+from suspending import script_module
 
 SCRIPTS = Path(__file__).parents[1] / "scripts"
-
-
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-once: Any = _load("once_agent")
-agent: Any = _load("approval_agent")
+once: Any = script_module("once_agent")
+agent: Any = script_module("approval_agent")
 
 PROCESS_TIMEOUT = 60
 THREAD_TIMEOUT = 30
@@ -177,12 +168,28 @@ def pause_in_thread(monkeypatch: pytest.MonkeyPatch, thread: str, read: threadin
         monkeypatch.setattr(resuming, name, paused)
 
 
+def race(monkeypatch: pytest.MonkeyPatch, attempt: Callable[[str], None]) -> None:
+    """``attempt("slow")`` on a thread that pauses right after it read the transcript, and
+    ``attempt("fast")`` on another that ends (goes on, or is refused) while the slow one waits;
+    then the slow one goes on. Both end within the time limit."""
+    read, go = threading.Event(), threading.Event()
+    pause_in_thread(monkeypatch, "slow", read, go)
+    slow = threading.Thread(target=attempt, args=("slow",), name="slow", daemon=True)
+    slow.start()
+    assert read.wait(THREAD_TIMEOUT)
+    fast = threading.Thread(target=attempt, args=("fast",), name="fast", daemon=True)
+    fast.start()
+    fast.join(THREAD_TIMEOUT)
+    go.set()
+    slow.join(THREAD_TIMEOUT)
+    assert not slow.is_alive() and not fast.is_alive()
+    monkeypatch.undo()
+
+
 def test_a_resume_that_ends_while_another_is_between_reading_and_writing_is_the_only_one(
         flavour: Flavour, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for round_ in range(3):
         path, markers, suspension = suspended(flavour, tmp_path, f"run{round_}")
-        read, go = threading.Event(), threading.Event()
-        pause_in_thread(monkeypatch, "slow", read, go)
         outcomes: dict[str, Any] = {}
 
         def attempt(name: str) -> None:
@@ -191,16 +198,7 @@ def test_a_resume_that_ends_while_another_is_between_reading_and_writing_is_the_
             except AlreadyResumed as exc:
                 outcomes[name] = exc
 
-        slow = threading.Thread(target=attempt, args=("slow",), name="slow", daemon=True)
-        slow.start()
-        assert read.wait(THREAD_TIMEOUT)
-        fast = threading.Thread(target=attempt, args=("fast",), name="fast", daemon=True)
-        fast.start()
-        fast.join(THREAD_TIMEOUT)  # the fast one ends (resumed, or refused) while the slow one waits
-        go.set()
-        slow.join(THREAD_TIMEOUT)
-        assert not slow.is_alive() and not fast.is_alive()
-        monkeypatch.undo()
+        race(monkeypatch, attempt)
         assert sorted(type(o).__name__ for o in outcomes.values()) == ["AlreadyResumed", "str"], outcomes
         assert once.executions(markers) == ["c1"]
         assert resumed_runs(path) == 1 and replay(path).finished
@@ -307,8 +305,6 @@ def test_two_crash_resumes_of_one_transcript_run_the_cut_tool_once(flavour: Flav
     start = resume if not flavour.is_async else aresume
     for round_ in range(3):
         cut = fork(full, asked, tmp_path / f"cut{round_}.jsonl")
-        read, go = threading.Event(), threading.Event()
-        pause_in_thread(monkeypatch, "slow", read, go)
         outcomes: dict[str, Any] = {}
 
         def attempt(name: str, cut: Path = cut) -> None:
@@ -318,16 +314,7 @@ def test_two_crash_resumes_of_one_transcript_run_the_cut_tool_once(flavour: Flav
             except TranscriptBusy as exc:
                 outcomes[name] = exc
 
-        slow = threading.Thread(target=attempt, args=("slow",), name="slow", daemon=True)
-        slow.start()
-        assert read.wait(THREAD_TIMEOUT)
-        fast = threading.Thread(target=attempt, args=("fast",), name="fast", daemon=True)
-        fast.start()
-        fast.join(THREAD_TIMEOUT)
-        go.set()
-        slow.join(THREAD_TIMEOUT)
-        assert not slow.is_alive() and not fast.is_alive()
-        monkeypatch.undo()
+        race(monkeypatch, attempt)
         assert len(once.executions(markers)) == 2 + round_, outcomes  # the original run's, and one per round
         assert replay(cut).messages[-1].text == "Done: deleted old.log"
         assert read_transcript(cut).resumed_from == (asked,)

@@ -9,7 +9,6 @@ file, another (on either interpreter) resumes it; the result is the uninterrupte
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -27,12 +26,10 @@ from interpreters.transcript import TranscriptError, TranscriptRecorder, read_tr
 
 from clocks import clock
 from flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
+from suspending import script_module
 
 SCRIPT = Path(__file__).parents[1] / "scripts" / "approval_agent.py"
-_spec = importlib.util.spec_from_file_location("approval_agent", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-agent: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(agent)
+agent: Any = script_module("approval_agent")
 
 FIRST = {"c2": Approve(), "c3": ToolOutput("photos")}
 SECOND = {"c4": Deny("keep it")}

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 import suspension_runs as runs
-from agentcore import Approve, Suspension
+from agentcore import Approve, Suspension, UserMessage
 from agentcore.codec import from_json, to_json
 from interpreters.agent import Agent
 from interpreters.replay import replay
@@ -162,7 +162,7 @@ def test_a_suspension_that_shows_one_thing_and_would_run_another_is_refused(flav
 @pytest.mark.parametrize("field, value, text", [
     ("turns", "x", "state.run.turns is a str ('x'), not an int"),
     ("next_id", None, "state.run.next_id is None, not an int"),
-    ("cost_usd", "1", "state.run.cost_usd is a str ('1'), not a float"),
+    ("cost_usd", "1", "state.run.cost_usd is a str ('1'), not a number"),
     ("max_turns", 2.5, "state.run.max_turns is a float (2.5), not an int or None"),
 ])
 def test_a_counter_of_the_wrong_type_is_refused_before_any_tool_runs(
@@ -175,14 +175,50 @@ def test_a_counter_of_the_wrong_type_is_refused_before_any_tool_runs(
     assert RAN == []
 
 
-def test_an_agent_refuses_to_resume_a_suspension_that_does_not_hold_together() -> None:
+def _counter_of_the_wrong_type() -> Suspension:
+    data = copy.deepcopy(stored())
+    data["state"]["run"]["turns"] = "x"
+    s: Suspension = from_json(data)
+    return s
+
+
+@pytest.mark.parametrize("kind", ["Agent", "SyncAgent"])
+@pytest.mark.parametrize("bad, text", [
+    (tampered, TAMPERED),
+    (_counter_of_the_wrong_type, "Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int" + ADVICE),
+], ids=["parts that disagree", "a counter of the wrong type"])
+def test_an_agent_refuses_to_restore_a_suspension_that_does_not_hold_together(kind: str, bad: Any, text: str) -> None:
+    """The check ``resume()`` makes is made by ``restore()``: the agent is left as it was (its
+    conversation, no pending call), and nothing runs."""
+    from interpreters import SyncAgent
+
+    sound = runs.suspend()
+    RAN.clear()
+    agent: Any = (Agent if kind == "Agent" else SyncAgent)(model=config().model, tools=context().tools,
+                                                          stream_fn=model())
+    try:
+        agent.state.messages = [UserMessage("earlier", timestamp=1)]
+        before = list(agent.state.messages)
+        with pytest.raises(ValueError) as info:
+            agent.restore(bad())
+        assert str(info.value) == text
+        assert agent.state.messages == before and agent.pending == () and agent.state.suspension is None
+        with pytest.raises(RuntimeError, match="^Agent is not suspended"):
+            agent.resume() if kind == "SyncAgent" else asyncio.run(agent.resume())
+        agent.restore(sound)  # a sound one is taken
+        assert [p.tool_call_id for p in agent.pending] == ["c2", "c4"]
+    finally:
+        if kind == "SyncAgent":
+            agent.close()
+    assert RAN == []
+
+
+def test_an_agent_refuses_to_restore_what_is_not_a_suspension() -> None:
     agent = Agent(model=config().model, tools=context().tools, stream_fn=model())
-    agent.restore(tampered())
-    agent.approve("c2")
-    agent.supply("c4", "the attic")
-    with pytest.raises(ValueError) as info:
-        asyncio.run(agent.resume())
-    assert str(info.value) == TAMPERED and RAN == []
+    with pytest.raises(TypeError) as info:
+        agent.restore(to_json(runs.suspend()))  # type: ignore[arg-type]
+    assert str(info.value) == ("restore() argument 'suspension' must be a Suspension (decode a stored one with "
+                               "agentcore.codec.from_json), not a dict")
 
 
 def test_a_stored_version_1_suspension_resumes_as_a_fresh_one(flavour: Flavour) -> None:

@@ -55,6 +55,7 @@ from agentcore.texts import (
     hook_failed_text,
     not_a_stream_event_text,
     stream_order_text,
+    stream_field_text,
     stream_payload_text,
 )
 from events import types
@@ -355,6 +356,8 @@ PROTOCOL_BREAKS: dict[str, tuple[list[Any], str, bool, str]] = {
                                    stream_payload_text("error", "error", None), False, ""),
     "a block event whose partial is a dict": ([_START, TextStartEvent(0, {"x": 1})],  # type: ignore[arg-type]
                                               stream_payload_text("text_start", "partial", {"x": 1}), False, ""),
+    "an end event whose block is a str": ([_START, _TEXT_START, _DELTA, TextEndEvent(0, "ab", _DELTA.partial)],  # type: ignore[arg-type]
+                                          stream_field_text("text_end", "content", "ab", "TextContent"), True, "ab"),
     "a delta before start": ([TextDeltaEvent(0, "x", _P)],
                              stream_order_text("text_delta", "before the stream's start event"), False, ""),
     "a pi-ai delta before start": ([TextDeltaEvent(0, "x", pi("x"))],
@@ -405,6 +408,8 @@ def test_protocol_error_texts_literally() -> None:
     assert stream_payload_text("error", "error", "rate limited") == (
         "rate limited (Stream protocol error: the error event's error was a str; expected an "
         "AssistantMessage with stop_reason 'error' or 'aborted' and an error_message)")
+    assert stream_field_text("toolcall_end", "tool_call", {"id": "c1"}, "ToolCall") == (
+        "Stream protocol error: the toolcall_end event's tool_call was a dict ({'id': 'c1'}); expected a ToolCall")
     assert stream_order_text("text_end", "for content block 0, which had already ended") == (
         "Stream protocol error: text_end arrived for content block 0, which had already ended "
         "(expected start first, then content block events, then done or error)")

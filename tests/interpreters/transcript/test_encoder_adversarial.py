@@ -245,8 +245,9 @@ def test_recording_deeply_nested_details_does_not_crash_the_run(flavour: Flavour
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
 def test_a_line_with_a_lone_surrogate_writes_nan_as_null(flavour: Flavour, tmp_path: Path, value: float) -> None:
-    """docs/transcript-format.md: "JSON has no NaN or infinity, which are written null". The
-    json-module fallback for text with a lone surrogate writes ``NaN`` / ``Infinity`` instead."""
+    """docs/transcript-format.md: JSON has no NaN or infinity, which a tool's details hold as tagged
+    objects. The json-module fallback for text with a lone surrogate writes ``NaN`` /
+    ``Infinity`` (not JSON) unless the encoder's own hook gives their tags first."""
     path = tmp_path / "run.jsonl"
     record_and_replay(flavour, path, AgentToolResult((TextContent("half \ud83d"),), {"x": value}))
     strict_json_lines(path)
@@ -255,7 +256,7 @@ def test_a_line_with_a_lone_surrogate_writes_nan_as_null(flavour: Flavour, tmp_p
 def test_the_codec_spells_nan_the_same_with_and_without_a_lone_surrogate() -> None:
     with_surrogate = to_json(ToolResultMessage("i", "n", (TextContent("\ud800"),), details={"x": float("nan")}))
     without = to_json(ToolResultMessage("i", "n", (TextContent("ok"),), details={"x": float("nan")}))
-    assert with_surrogate["details"] == without["details"] == {"x": None}
+    assert with_surrogate["details"] == without["details"] == {"x": {"type": "float", "value": "NaN"}}
 
 
 @pytest.mark.xfail(strict=True, reason="known limit: the escaped fallback for text UTF-8 cannot hold takes only "
