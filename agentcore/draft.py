@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyrsistent import PVector
+from pyrsistent import PMap, PVector
 
+from .call_ids import with_calls_of
 from .config import AgentContext
 from .convert import convert_message
 from .effects import Effect, Emit
@@ -94,6 +95,7 @@ class Draft:
     turns: int
     total_tokens: int
     cost_usd: float
+    call_ids: PMap[str, bool]
     # handed from one stage to the next within the step
     pending: Sequence[AgentMessage]
     """Messages that join the context when the turn opens (steering or follow-ups)."""
@@ -149,6 +151,8 @@ class Draft:
                 self.llm_messages = llm.append(converted)
         self.messages = self.messages.append(message)
         self.new_messages = self.new_messages.append(message)
+        if isinstance(message, AssistantMessage):
+            self.call_ids = with_calls_of(self.call_ids, message)
 
     def announce(self, message: AgentMessage) -> None:
         """Emit the start and end of a message that enters the context whole, and add it."""
