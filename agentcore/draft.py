@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyrsistent import PMap, PVector
+from pyrsistent import PVector
 
-from .call_ids import with_calls_of
+from .call_ids import CallIds, with_calls_of
 from .config import AgentContext
 from .convert import convert_message
 from .effects import Effect, Emit
@@ -95,7 +95,7 @@ class Draft:
     turns: int
     total_tokens: int
     cost_usd: float
-    call_ids: PMap[str, bool]
+    call_ids: CallIds
     # handed from one stage to the next within the step
     pending: Sequence[AgentMessage]
     """Messages that join the context when the turn opens (steering or follow-ups)."""
@@ -142,8 +142,9 @@ class Draft:
         """The context as hooks see it now."""
         return AgentContext(self.system_prompt, self.messages, self.tools)
 
-    def append(self, message: AgentMessage) -> None:
-        """Add ``message`` to the context (and to the kept LLM view of it)."""
+    def append(self, message: AgentMessage, calls_taken: bool = False) -> None:
+        """Add ``message`` to the context (and to the kept LLM view of it), and the ids of its
+        tool calls to those taken (unless ``calls_taken``: the caller took them)."""
         llm = self.llm_messages
         if llm is not None:
             converted = convert_message(message)
@@ -151,7 +152,7 @@ class Draft:
                 self.llm_messages = llm.append(converted)
         self.messages = self.messages.append(message)
         self.new_messages = self.new_messages.append(message)
-        if isinstance(message, AssistantMessage):
+        if not calls_taken and isinstance(message, AssistantMessage):
             self.call_ids = with_calls_of(self.call_ids, message)
 
     def announce(self, message: AgentMessage) -> None:

@@ -71,7 +71,7 @@ from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from . import batch
-from .call_ids import taken_call_ids, unique_call_ids
+from .call_ids import take_call_ids, taken_call_ids
 from .config import NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
@@ -737,11 +737,11 @@ def _on_stream_failed(s: Draft, inp: StreamFailed) -> None:
 
 
 def _reply_finished(s: Draft, final: AssistantMessage, started: bool) -> None:
-    final = unique_call_ids(final, s.call_ids)  # the ids the calls run with (agentcore.call_ids)
+    final, s.call_ids = take_call_ids(final, s.call_ids)  # the ids the calls run with (agentcore.call_ids)
     if not started:
         s.emit(MessageStartEvent(final))
     s.emit(MessageEndEvent(final))
-    s.append(final)
+    s.append(final, calls_taken=True)
     if final.stop_reason in ("error", "aborted"):
         s.emit(TurnEndEvent(final, ()))
         _end_run(s)

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from typing import ClassVar, Literal, TypeAlias
 
 import msgspec
-from pyrsistent import PMap, PVector, pvector
+from pyrsistent import PVector, pvector
 
-from .call_ids import taken_call_ids
+from .call_ids import CallIds, taken_call_ids
 from .config import AgentContext, AgentLoopConfig, hooks_set
 from .convert import convert_message
 from .frozen import JSON, FrozenDict
@@ -240,7 +240,7 @@ class RunState(Record, frozen=True):
     turns: int = 0
     total_tokens: int = 0
     cost_usd: float = 0.0
-    call_ids: PMap[str, bool] = msgspec.field(default_factory=taken_call_ids)
+    call_ids: CallIds = msgspec.field(default_factory=CallIds)
 
 
 RUN_FIELDS: tuple[str, ...] = RunState.__struct_fields__

@@ -25,12 +25,12 @@ import httpx
 import msgspec
 import msgspec.structs
 import pytest
-from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent import PVector, pvector
 
 import agentcore
 import interpreters
 from agentcore import AgentLoopConfig, Model
-from agentcore.call_ids import taken_call_ids
+from agentcore.call_ids import CallIds, taken_call_ids
 from agentcore.codec import CodecError, from_json, to_json
 from agentcore.frozen import FrozenDict
 from agentcore.records import type_problem
@@ -184,8 +184,8 @@ def sample(tp: Any, full: bool, depth: int = 0) -> Any:
     if origin in (frozenset, set, collections.abc.Set):
         item = sample(args[0] if args else str, full, depth + 1)
         return frozenset({item}) if origin is not set else {item}
-    if origin is PMap:
-        return pmap({sample(args[0], full, depth + 1): sample(args[1], full, depth + 1)})
+    if tp is CallIds:
+        return CallIds(["text"])
     if origin in (dict, collections.abc.Mapping, collections.abc.MutableMapping):
         key_type, value_type = args if args else (str, Any)
         pairs = {sample(key_type, full, depth + 1): sample(value_type, full, depth + 1)}
