@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, cast, final
+from typing import Any, ClassVar, TypeAlias, cast, final
 
 from agentcore.frozen import thaw
 from agentcore.llm import LlmContext
@@ -409,7 +409,15 @@ class ScriptedModel:
     call, or a function ``(context, call_index) -> Reply | str``. ``chunk_size`` is the number
     of characters per delta (``0``/``None``: one delta per block); ``delay`` the seconds to wait
     between events; ``clock()`` gives the messages' timestamp in ms (default: 0).
+
+    It returns at once (it only builds the reply), so the asyncio interpreter calls it in the
+    run's task rather than on a worker thread (:attr:`blocking`); a reply function is called
+    there too and should not block.
     """
+
+    blocking: ClassVar[bool] = False
+    """A call of the model does not block (the asyncio interpreter calls a sync stream function
+    on a worker thread unless it says so)."""
 
     def __init__(
         self,
