@@ -9,9 +9,9 @@ The decoder folds choice 0 only (with ``n > 1`` the other choices are ignored). 
 ``delta`` may carry ``content`` (text), ``reasoning_content``/``reasoning`` (thinking; DeepSeek,
 OpenRouter, Groq, vLLM) and ``tool_calls`` (by ``index``: id and name on the first fragment,
 argument text in fragments; a call without an id gets one made from the response's,
-:func:`~agentcore.providers.base.made_up_call_id`). A text or thinking block is closed when another kind of content
-starts; tool-call blocks stay open until the end, since fragments of parallel calls may
-interleave. Usage arrives in a chunk of its own (``choices: []``, from
+:func:`~agentcore.providers.base.made_up_call_id`). A text or thinking block is closed when
+another kind of content starts; tool-call blocks stay open until the end, since fragments of
+parallel calls may interleave. Usage arrives in a chunk of its own (``choices: []``, from
 ``stream_options.include_usage``) or on the last choice chunk.
 
 Known quirks handled: a first chunk with ``choices: []`` (Azure), a choice without ``delta``,
