@@ -54,6 +54,7 @@ from . import messages as _messages
 from . import state as _state
 from . import stream as _stream
 from . import tools as _tools
+from .call_ids import taken_call_ids
 from .frozen import NON_FINITE_NAMES, FrozenDict, NonFinite, freeze
 from .json_tags import TAGS, freeze_read, is_tag, needs_escape, plain_json, tag_of, untag
 from .records import (
@@ -824,10 +825,12 @@ def _rebuild_run(fields: dict[str, Any]) -> dict[str, Any]:
     sound = type(tools) is tuple and all(isinstance(t, _tools.ToolSpec) for t in tools)
     # Damaged tools get no index: the record is built, and a check of its types names them.
     fields["tool_index"] = _state.index_tools(tools) if sound else FrozenDict()
+    conversations = [m for m in (fields.get("messages"), fields.get("new_messages")) if isinstance(m, PVector)]
+    fields["call_ids"] = taken_call_ids(*conversations)
     return fields
 
 
-register(_state.RunState, skip=("tool_index",), rebuild=_rebuild_run)
+register(_state.RunState, skip=("tool_index", "call_ids"), rebuild=_rebuild_run)
 register(_state.LoopState)
 _find_natives()
 _ready = True

@@ -24,6 +24,7 @@ from typing import Any
 
 from pyrsistent import PVector
 
+from .call_ids import CallIds, with_calls_of
 from .config import AgentContext
 from .convert import convert_message
 from .effects import Effect, Emit
@@ -94,6 +95,7 @@ class Draft:
     turns: int
     total_tokens: int
     cost_usd: float
+    call_ids: CallIds
     # handed from one stage to the next within the step
     pending: Sequence[AgentMessage]
     """Messages that join the context when the turn opens (steering or follow-ups)."""
@@ -140,8 +142,9 @@ class Draft:
         """The context as hooks see it now."""
         return AgentContext(self.system_prompt, self.messages, self.tools)
 
-    def append(self, message: AgentMessage) -> None:
-        """Add ``message`` to the context (and to the kept LLM view of it)."""
+    def append(self, message: AgentMessage, calls_taken: bool = False) -> None:
+        """Add ``message`` to the context (and to the kept LLM view of it), and the ids of its
+        tool calls to those taken (unless ``calls_taken``: the caller took them)."""
         llm = self.llm_messages
         if llm is not None:
             converted = convert_message(message)
@@ -149,6 +152,8 @@ class Draft:
                 self.llm_messages = llm.append(converted)
         self.messages = self.messages.append(message)
         self.new_messages = self.new_messages.append(message)
+        if not calls_taken and isinstance(message, AssistantMessage):
+            self.call_ids = with_calls_of(self.call_ids, message)
 
     def announce(self, message: AgentMessage) -> None:
         """Emit the start and end of a message that enters the context whole, and add it."""

@@ -71,6 +71,7 @@ from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from . import batch
+from .call_ids import take_call_ids, taken_call_ids
 from .config import AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
@@ -445,6 +446,7 @@ def _take_next_turn(s: Draft, nxt: NextTurn | None) -> bool:
         s.tool_index = index_tools(s.tools)
         s.tool_policies = tool_policies(ctx.tools)
         s.llm_messages = llm_view(s.messages, s.hooks)
+        s.call_ids = taken_call_ids(s.messages, s.new_messages)  # the run's ids stay taken
     if nxt.model is not None:
         s.model = nxt.model
     if nxt.thinking_level is not None:
@@ -746,10 +748,11 @@ def _on_stream_failed(s: Draft, inp: StreamFailed) -> None:
 
 
 def _reply_finished(s: Draft, final: AssistantMessage, started: bool) -> None:
+    final, s.call_ids = take_call_ids(final, s.call_ids)  # the ids the calls run with (agentcore.call_ids)
     if not started:
         s.emit(MessageStartEvent(final))
     s.emit(MessageEndEvent(final))
-    s.append(final)
+    s.append(final, calls_taken=True)
     if final.stop_reason in ("error", "aborted"):
         s.emit(TurnEndEvent(final, ()))
         _end_run(s)

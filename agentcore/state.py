@@ -26,6 +26,7 @@ from typing import ClassVar, Literal, TypeAlias
 import msgspec
 from pyrsistent import PVector, pvector
 
+from .call_ids import CallIds, taken_call_ids
 from .config import AgentContext, AgentLoopConfig, hooks_set
 from .convert import convert_message
 from .frozen import JSON, FrozenDict
@@ -212,7 +213,9 @@ class RunState(Record, frozen=True):
     ``transform_context`` or ``convert_to_llm`` hook does the conversion instead).
     ``tool_policies`` says which tools' calls wait for a decision (name → policy). The budgets
     (``max_*``, ``None``: none) are checked against what the run used so far (``turns``,
-    ``total_tokens``, ``cost_usd``) after each turn.
+    ``total_tokens``, ``cost_usd``) after each turn. ``call_ids`` are the tool call ids taken in
+    ``messages`` and ``new_messages`` (see :mod:`agentcore.call_ids`): derived from them, not
+    written with the state, rebuilt when it is read back.
     """
 
     model: Model
@@ -237,6 +240,7 @@ class RunState(Record, frozen=True):
     turns: int = 0
     total_tokens: int = 0
     cost_usd: float = 0.0
+    call_ids: CallIds = msgspec.field(default_factory=CallIds)
 
 
 RUN_FIELDS: tuple[str, ...] = RunState.__struct_fields__
@@ -405,4 +409,5 @@ def initial_state(
         max_turns=config.max_turns if config is not None else None,
         max_total_tokens=config.max_total_tokens if config is not None else None,
         max_cost_usd=float(cost) if cost is not None else None,
+        call_ids=taken_call_ids(messages),
     ))

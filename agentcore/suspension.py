@@ -174,8 +174,8 @@ def _encode_run(run: RunState, messages: _Messages) -> dict[str, Any]:
     out: dict[str, Any] = {"type": _RUN}
     for name in RUN_FIELDS:
         value = getattr(run, name)
-        if name == "tool_index":
-            continue  # rebuilt from the tools
+        if name == "tool_index" or name == "call_ids":
+            continue  # rebuilt from the tools, from the conversation
         if name == "new_messages" and isinstance(value, PVector):
             n, all_ = len(value), run.messages
             if n <= len(all_) and _same_items(value, all_[len(all_) - n:]):

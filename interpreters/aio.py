@@ -4,7 +4,8 @@ Kept parallel to the sync interpreter, method for method. The differences are on
 things are called and waited for:
 
 - ``async def`` hooks, tools and stream functions are awaited in the run's task; sync ones run in
-  worker threads (``asyncio.to_thread``) so they never block the event loop.
+  worker threads (``asyncio.to_thread``) so they never block the event loop. A sync stream
+  function marked ``blocking = False`` (``ScriptedModel`` is) is called in the run's task.
 - A stream function may return an async iterable, a list or tuple of events (read directly), a
   sync iterable (each event read in a worker thread, about 40 µs an event: give a list, or an
   async iterable, when that matters), or an awaitable of any of these.
@@ -118,6 +119,13 @@ async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+def _may_block(stream_fn: Any) -> bool:
+    """Whether ``stream_fn`` is called on a worker thread: a sync one may block before it returns
+    (connecting to a server, say), unless it says it does not (``blocking = False``, as
+    ``ScriptedModel`` does). An ``async def`` one is called on the loop."""
+    return getattr(stream_fn, "blocking", True) is not False and not _is_async(stream_fn)
 
 
 def default_stream_fn() -> Callable[..., Any] | None:
@@ -345,11 +353,16 @@ class AsyncRun(Run):
                         if call.start_timeout_ms is not None:
                             start_timer = asyncio.get_running_loop().call_later(
                                 call.start_timeout_ms / 1000, self.start_timed_out, call)
-                        source = call.open(api_key)
-                        if inspect.isawaitable(source):  # awaited so that an abort ends the wait
-                            returned = await self.interruptibly(_awaited_value, source)
+                        if _may_block(self.stream_fn):  # called on a worker thread
+                            returned = await self.interruptibly(call.open, api_key)
                             live = returned is not None
                             source = returned.get() if returned is not None else None
+                        else:
+                            source = call.open(api_key)
+                            if inspect.isawaitable(source):  # awaited so that an abort ends the wait
+                                returned = await self.interruptibly(_awaited_value, source)
+                                live = returned is not None
+                                source = returned.get() if returned is not None else None
                         if live and call.failure is None:  # (the start timeout may have ended it)
                             source, read, awaited = self.events_of(source)
                             call.opened = True

@@ -8,7 +8,9 @@ text in chunks), then ``done``, or ``error`` for an error reply. What it returns
 both.
 
 Nothing in it depends on the clock or on chance: tool call ids are ``call_1``, ``call_2``...
-(one counter per model), timestamps come from ``clock`` (default: always 0) and the usage is
+(one counter per model, counted on from the highest ``call_<n>`` of the conversation it is
+called with, so that a new model object that continues a conversation, a resumed run, does not
+repeat an id of it), timestamps come from ``clock`` (default: always 0) and the usage is
 computed from character counts. It honours ``options.signal`` before every event, and records
 every request it receives in :attr:`ScriptedModel.requests`.
 
@@ -31,11 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, cast, final
+from typing import Any, ClassVar, TypeAlias, cast, final
 
 from agentcore.frozen import thaw
 from agentcore.llm import LlmContext
@@ -337,6 +340,18 @@ def _dumps(args: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- usage
 
 
+_CALL_NUMBER = re.compile(r"call_([0-9]{1,18})")
+
+
+def _call_number(message: AssistantMessage) -> int:
+    """The highest ``n`` of the ``call_<n>`` tool call ids of ``message`` (0 when it has none)."""
+    highest = 0
+    for block in message.content:
+        if isinstance(block, ToolCall) and (m := _CALL_NUMBER.fullmatch(block.id)) is not None:
+            highest = max(highest, int(m.group(1)))
+    return highest
+
+
 def _message_chars(message: Any) -> int:
     """Characters of one context message, as the model would read them."""
     if isinstance(message, UserMessage):
@@ -394,7 +409,15 @@ class ScriptedModel:
     call, or a function ``(context, call_index) -> Reply | str``. ``chunk_size`` is the number
     of characters per delta (``0``/``None``: one delta per block); ``delay`` the seconds to wait
     between events; ``clock()`` gives the messages' timestamp in ms (default: 0).
+
+    It returns at once (it only builds the reply), so the asyncio interpreter calls it in the
+    run's task rather than on a worker thread (:attr:`blocking`); a reply function is called
+    there too and should not block.
     """
+
+    blocking: ClassVar[bool] = False
+    """A call of the model does not block (the asyncio interpreter calls a sync stream function
+    on a worker thread unless it says so)."""
 
     def __init__(
         self,
@@ -420,9 +443,9 @@ class ScriptedModel:
         self.requests: list[Request] = []
         self._next_call_id = 1
         self._lock = threading.RLock()
-        # Input character count of the last context seen: an append-only history is counted
-        # incrementally, so a long run does not recount every message on every turn.
-        self._counted: tuple[Any, int, Any, int] | None = None
+        # What was read of the last context seen (its first message, length, last message,
+        # input characters, highest call_<n>): an append-only history is read incrementally.
+        self._counted: tuple[Any, int, Any, int, int] | None = None
 
     @property
     def calls(self) -> int:
@@ -451,6 +474,10 @@ class ScriptedModel:
                     f"ScriptedModel has no reply left for call {index + 1} "
                     f"(it was given {n} {'reply' if n == 1 else 'replies'})"
                 )
+            chars, highest = self._read(context)
+            # counted on from the conversation: a new model object that continues one does not
+            # repeat its ids
+            self._next_call_id = max(self._next_call_id, highest + 1)
             call_ids: list[str] = []
             if reply is not None:
                 for call in reply.calls:
@@ -459,7 +486,7 @@ class ScriptedModel:
                         self._next_call_id += 1
                     else:
                         call_ids.append(call.id)
-            usage = _usage(self._input_chars(context), reply) if reply is not None else Usage()
+            usage = _usage(chars, reply) if reply is not None else Usage()
         begin = PartialAssistantMessage.begin(
             api="scripted",
             provider="scripted",
@@ -472,20 +499,26 @@ class ScriptedModel:
             begin, reply, tuple(call_ids), failure, self.chunk_size, self.delay, signal
         )
 
-    def _input_chars(self, context: LlmContext) -> int:
+    def _read(self, context: LlmContext) -> tuple[int, int]:
+        """The input character count of ``context`` and the highest ``n`` of a ``call_<n>`` tool
+        call id in it. An append-only history is read incrementally: a long run does not reread
+        every message on every turn."""
         messages = context.messages
         n = len(messages)
         counted = self._counted
-        start, total = 0, 0
+        start, total, highest = 0, 0, 0
         if counted is not None:
-            first, count, last, chars = counted
+            first, count, last, chars, top = counted
             if 0 < count <= n and messages[0] is first and messages[count - 1] is last:
-                start, total = count, chars
+                start, total, highest = count, chars, top
         for i in range(start, n):
-            total += _message_chars(messages[i])
+            message = messages[i]
+            total += _message_chars(message)
+            if isinstance(message, AssistantMessage):
+                highest = max(highest, _call_number(message))
         if n:
-            self._counted = (messages[0], n, messages[n - 1], total)
-        return total + len(context.system_prompt)
+            self._counted = (messages[0], n, messages[n - 1], total, highest)
+        return total + len(context.system_prompt), highest
 
     def __repr__(self) -> str:
         source = "function" if self._function is not None else f"{len(self._replies)} replies"

@@ -26,9 +26,11 @@ import yaml
 __all__ = [
     "Interaction",
     "corpus_dir",
+    "edit_payloads",
     "load",
     "requires_corpus",
     "sse_from_chunks",
+    "without_call_ids",
 ]
 
 
@@ -236,3 +238,44 @@ def all_files() -> list[str]:
         str(p.relative_to(base)) for p in base.rglob("*")
         if p.is_file() and p.name not in ("INDEX.md", "INDEX.json")
     )
+
+
+def edit_payloads(body: bytes, edit: Any) -> tuple[bytes, bool]:
+    """``body`` (SSE) with ``edit(payload) -> bool`` applied to each JSON ``data:`` payload, and
+    whether it changed any (the lines it changed are written again, the others kept as they are)."""
+    out, changed = [], False
+    for line in body.decode("utf-8").split("\n"):
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+            try:
+                payload = json.loads(line[5:])
+            except ValueError:
+                out.append(line)
+                continue
+            if edit(payload):
+                changed = True
+                line = "data: " + json.dumps(payload, ensure_ascii=False) + ("\r" if line.endswith("\r") else "")
+        out.append(line)
+    return "\n".join(out).encode("utf-8"), changed
+
+
+def _strip_call_ids(payload: Any) -> bool:
+    found = False
+    if not isinstance(payload, dict):
+        return False
+    for choice in payload.get("choices") or ():  # OpenAI Chat
+        for tc in (choice.get("delta") or {}).get("tool_calls") or ():
+            found |= tc.pop("id", None) is not None
+    block = payload.get("content_block")  # Anthropic
+    if isinstance(block, dict) and block.get("type") == "tool_use":
+        found |= block.pop("id", None) is not None
+    item = payload.get("item")  # OpenAI Responses
+    if isinstance(item, dict) and item.get("type") == "function_call":
+        found |= item.pop("call_id", None) is not None
+        item.pop("id", None)
+    return found
+
+
+def without_call_ids(body: bytes) -> tuple[bytes, bool]:
+    """``body`` (an SSE stream of OpenAI Chat, OpenAI Responses or Anthropic) with its tool call
+    ids taken out, as a server that sends none would stream it, and whether it had any."""
+    return edit_payloads(body, _strip_call_ids)

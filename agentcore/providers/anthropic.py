@@ -45,6 +45,7 @@ from .base import (
     as_str,
     format_http_error,
     join_url,
+    made_up_call_id,
     merge_headers,
 )
 
@@ -324,7 +325,8 @@ class AnthropicDecoder(SSEStreamDecoder):
             self._blocks[key] = block
         elif ctype == "tool_use":
             block = _Block("toolCall")
-            block.id = as_str(cb.get("id"))
+            block.id = (as_str(cb.get("id"))
+                        or made_up_call_id(self.partial.response_id, len(self.partial.blocks)))
             block.name = as_str(cb.get("name"))
             block.input = cb.get("input")
             block.index = self._open("toolCall", id=block.id, name=block.name)

@@ -44,6 +44,7 @@ __all__ = [
     "StreamDecoder",
     "format_http_error",
     "load_json",
+    "made_up_call_id",
     "snippet",
 ]
 
@@ -70,6 +71,23 @@ def load_json(text: str, limit: int = MAX_PAYLOAD_DEPTH) -> Any:
         return json.loads(text)
     except RecursionError:  # only when already called from a very deep stack
         raise json.JSONDecodeError("nested too deeply for the stack left", text, 0) from None
+
+
+def made_up_call_id(response_id: str | None, index: int) -> str:
+    """The id of a tool call the provider sent without one (several OpenAI-compatible servers
+    do): ``call_<response>_<index>``, from the response's id (its last 24 letters, digits, ``-``
+    and ``_``) and the call's content block index. Decoding the same response gives it again (a
+    replay, a cassette); responses with ids of their own give calls ids of their own. Without a
+    response id it is ``call_<index>``; the core gives a call whose id an earlier call of the
+    conversation has one of its own (:mod:`agentcore.call_ids`).
+
+    >>> made_up_call_id("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", 1)
+    'call_bslfkBeAs8l4bebGdFOJ6PeG_1'
+    >>> made_up_call_id(None, 0)
+    'call_0'
+    """
+    tail = "".join(c for c in response_id or "" if c.isascii() and (c.isalnum() or c in "-_"))[-24:]
+    return f"call_{tail}_{index}" if tail else f"call_{index}"
 
 
 @dataclass(frozen=True, slots=True)

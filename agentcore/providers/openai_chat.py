@@ -8,9 +8,10 @@ Request: :func:`build_request`. Response: :class:`OpenAIChatDecoder` (an SSE str
 The decoder folds choice 0 only (with ``n > 1`` the other choices are ignored). Each chunk's
 ``delta`` may carry ``content`` (text), ``reasoning_content``/``reasoning`` (thinking; DeepSeek,
 OpenRouter, Groq, vLLM) and ``tool_calls`` (by ``index``: id and name on the first fragment,
-argument text in fragments). A text or thinking block is closed when another kind of content
-starts; tool-call blocks stay open until the end, since fragments of parallel calls may
-interleave. Usage arrives in a chunk of its own (``choices: []``, from
+argument text in fragments; a call without an id gets one made from the response's,
+:func:`~agentcore.providers.base.made_up_call_id`). A text or thinking block is closed when
+another kind of content starts; tool-call blocks stay open until the end, since fragments of
+parallel calls may interleave. Usage arrives in a chunk of its own (``choices: []``, from
 ``stream_options.include_usage``) or on the last choice chunk.
 
 Known quirks handled: a first chunk with ``choices: []`` (Azure), a choice without ``delta``,
@@ -46,6 +47,7 @@ from .base import (
     as_str,
     format_http_error,
     join_url,
+    made_up_call_id,
     merge_headers,
 )
 from .sse import SSEEvent
@@ -324,7 +326,8 @@ class OpenAIChatDecoder(SSEStreamDecoder):
     def _complete(self) -> None:
         for call in self._calls.values():
             if call.block in self._kinds:
-                self._close(call.block, id=call.id or f"call_{call.block}", name=call.name)
+                self._close(call.block, id=call.id or made_up_call_id(self.partial.response_id, call.block),
+                            name=call.name)
         reason = self._finish_reason
         mapped: StopReason = _FINISH.get(reason, "stop") if reason else "stop"
         if mapped == "stop" and self.partial.tool_calls:

@@ -49,6 +49,7 @@ from .base import (
     format_http_error,
     join_url,
     load_json,
+    made_up_call_id,
     merge_headers,
 )
 
@@ -225,7 +226,8 @@ class OpenAIResponsesDecoder(SSEStreamDecoder):
             self._items[key] = _Item("message")
         elif itype == "function_call":
             item = _Item("function_call")
-            item.call_id = as_str(raw.get("call_id")) or as_str(raw.get("id"))
+            item.call_id = (as_str(raw.get("call_id")) or as_str(raw.get("id"))
+                            or made_up_call_id(self.partial.response_id, len(self.partial.blocks)))
             item.name = as_str(raw.get("name"))
             item.index = self._open("toolCall", id=item.call_id, name=item.name)
             self._delta(item.index, as_str(raw.get("arguments")))

@@ -30,6 +30,7 @@ from pyrsistent import PVector, pvector
 import agentcore
 import interpreters
 from agentcore import AgentLoopConfig, Model
+from agentcore.call_ids import CallIds, taken_call_ids
 from agentcore.codec import CodecError, from_json, to_json
 from agentcore.frozen import FrozenDict
 from agentcore.records import type_problem
@@ -183,6 +184,8 @@ def sample(tp: Any, full: bool, depth: int = 0) -> Any:
     if origin in (frozenset, set, collections.abc.Set):
         item = sample(args[0] if args else str, full, depth + 1)
         return frozenset({item}) if origin is not set else {item}
+    if tp is CallIds:
+        return CallIds(["text"])
     if origin in (dict, collections.abc.Mapping, collections.abc.MutableMapping):
         key_type, value_type = args if args else (str, Any)
         pairs = {sample(key_type, full, depth + 1): sample(value_type, full, depth + 1)}
@@ -257,11 +260,14 @@ NOT_JSON: dict[str, str] = {
 
 def as_written(value: Any) -> Any:
     """What the codec promises to read back: a tool is written as its spec (the code does not
-    travel in JSON), everything else as it is."""
+    travel in JSON), the tool call ids a run has taken are those of its conversation (derived,
+    not written), everything else as it is."""
     if isinstance(value, AgentTool):
         return spec_of(value)
     if isinstance(value, msgspec.Struct):
         changes = {f: as_written(getattr(value, f)) for f in value.__struct_fields__}
+        if "call_ids" in changes and "new_messages" in changes:  # a RunState
+            changes["call_ids"] = taken_call_ids(changes["messages"], changes["new_messages"])
         changed = {f: v for f, v in changes.items() if v is not getattr(value, f)}
         return msgspec.structs.replace(value, **changed) if changed else value
     if isinstance(value, PVector):
