@@ -96,6 +96,7 @@ class Draft:
     total_tokens: int
     cost_usd: float
     call_ids: CallIds
+    unique_call_ids: bool
     # handed from one stage to the next within the step
     pending: Sequence[AgentMessage]
     """Messages that join the context when the turn opens (steering or follow-ups)."""

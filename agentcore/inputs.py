@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 
 from .config import AfterToolCallResult, BeforeToolCallResult, NextTurn
 from .frozen import JSON, freeze
-from .messages import AgentMessage, TextContent
+from .messages import AgentMessage, Model, TextContent
 from .records import Record, set_field
 from .stream import StreamEvent
 from .tools import AgentToolResult
@@ -34,6 +34,7 @@ __all__ = [
     "Input",
     "NextTurnPrepared",
     "Resumed",
+    "RunSettings",
     "Started",
     "SteeringPolled",
     "StopAfterTurnDecided",
@@ -245,11 +246,29 @@ class ToolCallDecided(Record, frozen=True, tag="tool_call_decided"):
     at: int = 0
 
 
+class RunSettings(Record, frozen=True, tag="run_settings"):
+    """What the code that resumes a suspended run puts in force for the rest of the run: its
+    model, the hooks its config sets (``get_api_key`` aside: the core never asks it) and its
+    budgets (``None``: none). The turns, tokens and cost used so far are kept. Build one from a
+    config with :func:`agentcore.suspension.run_settings`."""
+
+    model: Model
+    hooks: frozenset[str] = frozenset()
+    max_turns: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+
 class Resumed(Record, frozen=True, tag="resumed"):
-    """A suspended run got its decisions: one ``(tool call id, decision)`` per pending call."""
+    """A suspended run got its decisions: one ``(tool call id, decision)`` per pending call.
+
+    ``settings``: the model, hooks and budgets the resumed run goes on with (``None``: those of
+    the suspended state, as in transcripts written before 0.6.0). They are part of the input, so
+    a resumed run whose code changed its config replays as it ran."""
 
     decisions: tuple[tuple[str, Decision], ...]
     at: int = 0
+    settings: RunSettings | None = None
 
 
 Input: TypeAlias = (

@@ -72,7 +72,7 @@ from returns.result import Failure, Result, Success
 
 from . import batch
 from .call_ids import take_call_ids, taken_call_ids
-from .config import AgentContext, NextTurn, PrepareNextTurnContext
+from .config import HOOK_NAMES, AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
 from .effects import (
@@ -110,6 +110,7 @@ from .inputs import (
     Input,
     NextTurnPrepared,
     Resumed,
+    RunSettings,
     Started,
     SteeringPolled,
     StopAfterTurnDecided,
@@ -117,7 +118,7 @@ from .inputs import (
     StreamFailed,
 )
 from .messages import THINKING_LEVELS, AgentMessage, AssistantMessage, Model, TextContent, ThinkingContent, ThinkingLevel, ToolCall
-from .records import Record, replace
+from .records import Record, replace, type_problem
 from .state import (
     AwaitingConvert,
     AwaitingFollowUps,
@@ -600,12 +601,51 @@ def _on_tool_answer(s: Draft, inp: batch.ToolAnswer) -> None:
 
 
 def _on_resumed(s: Draft, inp: Resumed) -> None:
-    """The decisions on a suspended run's pending calls: the batch goes on."""
+    """The decisions on a suspended run's pending calls: the batch goes on, under the settings
+    the resuming code put in force (if it gave them)."""
     phase = s.phase
     assert isinstance(phase, Suspended)
+    if inp.settings is not None:
+        _put_in_force(s, inp.settings)
     s.phase = phase.batch
     if _tools_done(s, batch.decide(s, inp.decisions)):
         _walk_after(s, "run_tools")
+
+
+_CONVERTING: Final = frozenset({"convert_to_llm", "transform_context"})
+
+
+def _put_in_force(s: Draft, settings: RunSettings) -> None:
+    """The model, hooks and budgets of a resumed run; what it used so far is kept. The kept LLM
+    view of the conversation goes or comes back with the hooks that do the conversion."""
+    if settings.hooks != s.hooks:
+        if bool(settings.hooks & _CONVERTING) != bool(s.hooks & _CONVERTING):
+            s.llm_messages = llm_view(s.messages, settings.hooks)
+        s.hooks = settings.hooks
+    if settings.model != s.model:
+        s.model = settings.model
+    s.max_turns = settings.max_turns
+    s.max_total_tokens = settings.max_total_tokens
+    s.max_cost_usd = settings.max_cost_usd
+
+
+def _settings_problem(settings: Any) -> str | None:
+    """What makes ``Resumed.settings`` not settings a run can go on with (``None``: nothing)."""
+    problem = type_problem(settings, RunSettings | None, "Resumed's settings")
+    if problem is not None or settings is None:
+        return problem
+    unknown = sorted(h for h in settings.hooks if h not in HOOK_NAMES or h == "get_api_key")
+    if unknown:
+        return (f"Resumed's settings name hooks the core does not ask ({', '.join(map(repr, unknown))}): "
+                f"the hooks are among {', '.join(h for h in HOOK_NAMES if h != 'get_api_key')}")
+    for name in ("max_turns", "max_total_tokens"):
+        limit = getattr(settings, name)
+        if limit is not None and limit < 1:
+            return f"Resumed's settings.{name} is {limit!r}: a budget is None or an integer >= 1"
+    cost = settings.max_cost_usd
+    if cost is not None and not (math.isfinite(cost) and cost > 0):
+        return f"Resumed's settings.max_cost_usd is {cost!r}: a budget is None or a finite number > 0"
+    return None
 
 
 def _on_abort(s: Draft, inp: AbortRequested) -> None:
@@ -748,11 +788,12 @@ def _on_stream_failed(s: Draft, inp: StreamFailed) -> None:
 
 
 def _reply_finished(s: Draft, final: AssistantMessage, started: bool) -> None:
-    final, s.call_ids = take_call_ids(final, s.call_ids)  # the ids the calls run with (agentcore.call_ids)
+    if s.unique_call_ids:  # the ids the calls run with (agentcore.call_ids)
+        final, s.call_ids = take_call_ids(final, s.call_ids)
     if not started:
         s.emit(MessageStartEvent(final))
     s.emit(MessageEndEvent(final))
-    s.append(final, calls_taken=True)
+    s.append(final, calls_taken=s.unique_call_ids)
     if final.stop_reason in ("error", "aborted"):
         s.emit(TurnEndEvent(final, ()))
         _end_run(s)
@@ -791,7 +832,7 @@ def _check(s: LoopState, inp: Input) -> str | None:
         return None
     if isinstance(inp, Resumed):
         assert isinstance(phase, Suspended)
-        return batch.decisions_problem(phase.pending, inp.decisions)
+        return _settings_problem(inp.settings) or batch.decisions_problem(phase.pending, inp.decisions)
     input_id = getattr(inp, "id", None)
     if input_id is None:
         return _answer_problem(inp)

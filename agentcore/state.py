@@ -215,7 +215,11 @@ class RunState(Record, frozen=True):
     (``max_*``, ``None``: none) are checked against what the run used so far (``turns``,
     ``total_tokens``, ``cost_usd``) after each turn. ``call_ids`` are the tool call ids taken in
     ``messages`` and ``new_messages`` (see :mod:`agentcore.call_ids`): derived from them, not
-    written with the state, rebuilt when it is read back.
+    written with the state, rebuilt when it is read back. ``unique_call_ids`` says whether the
+    run makes each reply's tool call ids unique in the conversation: :func:`initial_state` sets
+    it; a state written by agentcore-fx 0.5.0 or earlier (transcript format 5 and older, a
+    suspension of format 1) reads back without it, so its run goes on, and replays, with the ids
+    its model gave, as it ran then.
     """
 
     model: Model
@@ -241,6 +245,7 @@ class RunState(Record, frozen=True):
     total_tokens: int = 0
     cost_usd: float = 0.0
     call_ids: CallIds = msgspec.field(default_factory=CallIds)
+    unique_call_ids: bool = False
 
 
 RUN_FIELDS: tuple[str, ...] = RunState.__struct_fields__
@@ -410,4 +415,5 @@ def initial_state(
         max_total_tokens=config.max_total_tokens if config is not None else None,
         max_cost_usd=float(cost) if cost is not None else None,
         call_ids=taken_call_ids(messages),
+        unique_call_ids=True,
     ))

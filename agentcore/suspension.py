@@ -40,6 +40,7 @@ from typing import Any, Final
 
 from pyrsistent import PVector
 
+from .config import AgentLoopConfig, hooks_set
 from .codec import CodecError, decode_at, encode_bytes, parse, plain_json, prepared, register_form
 from .convert import convert_message
 from .json_tags import freeze_read
@@ -71,9 +72,10 @@ from .texts import (
     suspension_version_text,
     value_difference_text,
 )
+from .inputs import RunSettings
 from .tools import AgentToolResult, PendingCall
 
-__all__ = ["difference", "problem"]
+__all__ = ["difference", "problem", "run_settings"]
 
 
 def _tag(cls: type) -> str:
@@ -534,3 +536,17 @@ def _view_problem(run: RunState) -> str | None:
             return m
     return None
 
+
+
+def run_settings(config: AgentLoopConfig) -> RunSettings:
+    """What ``config`` puts in force for the rest of a resumed run (``Resumed.settings``): its
+    model, the hooks it sets and its budgets.
+
+    >>> from agentcore import AgentLoopConfig, Model
+    >>> settings = run_settings(AgentLoopConfig(model=Model(id="m"), max_turns=3, get_api_key=lambda p: None))
+    >>> settings.model.id, settings.hooks, settings.max_turns, settings.max_cost_usd
+    ('m', frozenset(), 3, None)
+    """
+    cost = config.max_cost_usd
+    return RunSettings(config.model, hooks_set(config) - {"get_api_key"}, config.max_turns, config.max_total_tokens,
+                       float(cost) if cost is not None else None)

@@ -61,7 +61,6 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
-    with_config_model,
     with_transcript,
     hook_call,
     prompt_messages,
@@ -637,8 +636,8 @@ def resume_suspended(
     with ``transcript``, a suspension resumed into it already raises ``AlreadyResumed``, and
     fewer ``secrets`` than its recorder was given a ``ValueError``."""
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
-    state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
-    first = resumed_input(decisions, suspension, clock, "resume_suspended")
+    state = suspended_state(suspension, config, "resume_suspended")
+    first = resumed_input(decisions, suspension, config, clock, "resume_suspended")
     return AgentEventStream(with_transcript(journal, transcript, suspension, config, secrets, lambda journals: AsyncRun(
         state, context.tools, config, first, signal, stream_fn, journals, clock)))
 

@@ -54,7 +54,6 @@ from agentcore import (
     Suspension,
     ToolCallDecided,
     ToolOutput,
-    hooks_set,
     ABORTED_TEXT,
     AbortRequested,
     AfterToolCall,
@@ -121,7 +120,8 @@ from agentcore import (
 from agentcore.batch import decisions_problem
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
-from agentcore.state import Suspended, llm_view
+from agentcore.state import Suspended
+from agentcore.suspension import run_settings
 from agentcore.texts import STREAM_ENDED_TEXT, suspension_version_text
 
 from .clock import now_ms
@@ -1331,33 +1331,20 @@ def checked_suspension(suspension: Any, fn: str) -> Suspension:
 
 
 def suspended_state(suspension: Any, config: AgentLoopConfig, fn: str) -> LoopState:
-    """The state to resume ``suspension`` from under ``config``: checked (a :class:`Suspension`
-    of a format this library reads, whose state is suspended, whose fields hold values of their
-    types and whose parts agree on what would run: ``Suspension.problem``), with the config's
-    hooks and budgets in force (the turns, tokens and cost used so far are kept)."""
+    """The state to resume ``suspension`` from: checked (a :class:`Suspension` of a format this
+    library reads, whose state is suspended, whose fields hold values of their types and whose
+    parts agree on what would run: ``Suspension.problem``), with ``config`` checked for the
+    redaction marker (:func:`refuse_redacted`). The config's model, hooks and budgets go in
+    force through the ``Resumed`` input (:func:`resumed_input`), so the run replays as it ran."""
     state = checked_suspension(suspension, fn).state
-    run = state.run
-    hooks = hooks_set(config) - {"get_api_key"}
-    changes: dict[str, Any] = {}
-    if hooks != run.hooks:
-        changes["hooks"] = hooks
-        converts = {"convert_to_llm", "transform_context"}
-        if bool(hooks & converts) != bool(run.hooks & converts):
-            changes["llm_messages"] = llm_view(run.messages, hooks)
-    cost = config.max_cost_usd
-    budgets = {"max_turns": config.max_turns, "max_total_tokens": config.max_total_tokens,
-               "max_cost_usd": float(cost) if cost is not None else None}
-    for name, value in budgets.items():
-        if getattr(run, name) != value:
-            changes[name] = value
-    return replace(state, run=replace(run, **changes)) if changes else state
+    refuse_redacted(config, fn)
+    return state
 
 
-def with_config_model(state: LoopState, config: AgentLoopConfig, fn: str) -> LoopState:
-    """``state`` going on with ``config.model`` (as a crash ``resume`` does): a suspension
-    read back from its transcript holds the recorded model, whose secret headers were written
-    as the redaction marker. A model or config header, or an API key, that *is* the marker
-    (copied from a transcript) is refused with ``ValueError``: the marker is never sent."""
+def refuse_redacted(config: AgentLoopConfig, fn: str) -> None:
+    """A model or config header, or an API key, that *is* the redaction marker (copied from a
+    transcript, which writes it instead of a secret) is refused with ``ValueError``: the
+    marker is never sent."""
     model = config.model
     for whose, headers in (("the model's", model.headers), ("the config's", config.headers)):
         for name, value in (headers or {}).items():
@@ -1367,9 +1354,16 @@ def with_config_model(state: LoopState, config: AgentLoopConfig, fn: str) -> Loo
     if config.api_key is not None and REDACTED in config.api_key:
         raise ValueError(f"{fn}(): the config's api_key is {config.api_key!r}, the text a transcript writes "
                          "instead of a secret: give the real key")
-    if state.run.model == model:
+
+
+def with_config_model(state: LoopState, config: AgentLoopConfig, fn: str) -> LoopState:
+    """``state`` going on with ``config.model`` (as a crash ``resume`` does): a run read back
+    from its transcript holds the recorded model, whose secret headers were written as the
+    redaction marker, which is refused in ``config`` (:func:`refuse_redacted`)."""
+    refuse_redacted(config, fn)
+    if state.run.model == config.model:
         return state
-    return replace(state, run=replace(state.run, model=model))
+    return replace(state, run=replace(state.run, model=config.model))
 
 
 _R = TypeVar("_R")
@@ -1404,9 +1398,11 @@ def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, 
         raise
 
 
-def resumed_input(decisions: Any, suspension: Suspension, clock: Callable[[], int], fn: str) -> Resumed:
+def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfig, clock: Callable[[], int],
+                  fn: str) -> Resumed:
     """``decisions`` (tool call id → ``Approve`` / ``Deny`` / ``ToolOutput``) as the core's
-    input, in the order of the pending calls (ids nothing waits for after them)."""
+    input, in the order of the pending calls (ids nothing waits for after them), with the
+    model, hooks and budgets of ``config`` in force (:func:`agentcore.suspension.run_settings`)."""
     if not isinstance(decisions, Mapping):
         raise TypeError(f"{fn}() argument 'decisions' must be a mapping of tool call id to Approve, Deny "
                         f"or ToolOutput, not {_a(type(decisions).__name__)}")
@@ -1420,7 +1416,7 @@ def resumed_input(decisions: Any, suspension: Suspension, clock: Callable[[], in
     problem = decisions_problem(suspension.pending, given)
     if problem is not None:  # refused before anything runs or is written (the core would refuse it too)
         raise ValueError(problem)
-    return Resumed(given, clock())
+    return Resumed(given, clock(), run_settings(config))
 
 
 def tool_result(name: str, value: Any) -> AgentToolResult:

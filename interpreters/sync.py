@@ -61,7 +61,6 @@ from .driver import (
     check_run_arguments,
     resumed_input,
     suspended_state,
-    with_config_model,
     with_transcript,
     deliver,
     hook_call,
@@ -523,8 +522,8 @@ def resume_suspended(
     ['user', 'assistant', 'toolResult', 'assistant']
     """
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
-    state = with_config_model(suspended_state(suspension, config, "resume_suspended"), config, "resume_suspended")
-    first = resumed_input(decisions, suspension, clock, "resume_suspended")
+    state = suspended_state(suspension, config, "resume_suspended")
+    first = resumed_input(decisions, suspension, config, clock, "resume_suspended")
     return AgentEventStream(with_transcript(journal, transcript, suspension, config, secrets, lambda journals: SyncRun(
         state, context.tools, config, first, signal, stream_fn, journals, clock)))
 

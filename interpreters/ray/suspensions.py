@@ -36,11 +36,10 @@ def decisions_problem(suspension: Any, decisions: Any) -> str | None:
     would not): not a suspension, one of a newer format, decisions that are not a mapping of
     decisions, or missing, unknown, repeated or wrong-kind decisions (the core's text, naming
     every id). Nothing runs and nothing is written."""
-    model = suspension.state.run.model if isinstance(suspension, Suspension) else Model(id="-")
+    config = AgentLoopConfig(model=Model(id="-"))  # the config does not change which decisions fit
     try:
-        # The hooks and budgets of the config do not change which decisions fit.
-        suspended_state(suspension, AgentLoopConfig(model=model), "resume_many")
-        resumed_input(decisions, suspension, lambda: 0, "resume_many")  # the core's check of the decisions
+        suspended_state(suspension, config, "resume_many")
+        resumed_input(decisions, suspension, config, lambda: 0, "resume_many")  # the core's check of the decisions
     except (TypeError, ValueError) as exc:
         return str(exc) or type(exc).__name__
     return None

@@ -3,7 +3,7 @@
 What a transcript file is, line by line (``docs/transcript-format.md`` has it with examples
 and the compatibility promise)::
 
-    {"transcript": "agentcore-fx", "version": 4, ..., "initial_state": {...}}     header, line 1
+    {"transcript": "agentcore-fx", "version": 6, ..., "initial_state": {...}}     header, line 1
     {"step": 1, "input": {...}, "effects": [{...}, ...]}                            one per step
     {"step": 4, "last": 9, "deltas": {"text": ["Hel", "lo", ...], ...}}               a run of deltas
     {"resumed_from_step": 12, "at": 1700000000000}                                   resume marker
@@ -52,8 +52,8 @@ __all__ = [
 ]
 
 FORMAT: Final = "agentcore-fx"
-VERSION: Final = 5
-READABLE_VERSIONS: Final = (1, 2, 3, 4, 5)
+VERSION: Final = 6
+READABLE_VERSIONS: Final = (1, 2, 3, 4, 5, 6)
 DIGESTS_VERSION: Final = 4
 """The first version whose ``message_update`` effects carry digests (see :func:`update_digest`)."""
 ENCODER_DIGESTS_VERSION: Final = 5

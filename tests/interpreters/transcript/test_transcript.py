@@ -67,7 +67,7 @@ def test_header_and_step_lines(tmp_path: Path) -> None:
     header, *steps = lines(path)
     assert set(header) == {"transcript", "version", "library_version", "created_at", "model", "system_prompt",
                            "tools", "hooks", "interpreter", "initial_state"}
-    assert header["transcript"] == "agentcore-fx" and header["version"] == 5
+    assert header["transcript"] == "agentcore-fx" and header["version"] == 6
     assert header["library_version"] == agentcore.__version__ and header["interpreter"] == "sync"
     assert header["model"]["id"] == "m1" and header["system_prompt"] == "Be exact."
     assert [t["name"] for t in header["tools"]] == ["add"] and header["hooks"] == []
@@ -271,7 +271,7 @@ def test_reader_decodes_inputs_with_partials_and_effects(tmp_path: Path) -> None
     path = tmp_path / "run.jsonl"
     messages = record_sum(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
     t = read_transcript(path)
-    assert t.version == 5 and not t.torn and t.steps == lines(path)[-1]["step"]
+    assert t.version == 6 and not t.torn and t.steps == lines(path)[-1]["step"]
     ctx = AgentContext("Be exact.", [], [add_text])
     assert t.initial_state == initial_state(ctx, AgentLoopConfig(model=Model(id="m1")))
     last_delta = [e.input for e in t if isinstance(e.input, StreamEventReceived)][-2]
@@ -298,10 +298,10 @@ def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path) -> None:
     (b"", "line 1: empty file"),
     (b"hello\n", "line 1: not an agentcore-fx transcript"),
     (b'{"some": "json"}\n', "line 1: not an agentcore-fx transcript"),
-    (b'{"transcript": "agentcore-fx", "version": 6, "initial_state": {}}\n',
-     "line 1: unsupported transcript version 6 (this reader reads versions 1 to 5)"),
+    (b'{"transcript": "agentcore-fx", "version": 7, "initial_state": {}}\n',
+     "line 1: unsupported transcript version 7 (this reader reads versions 1 to 6)"),
     (b'{"transcript": "agentcore-fx", "version": true, "initial_state": {}}\n',
-     "line 1: unsupported transcript version True (this reader reads versions 1 to 5)"),
+     "line 1: unsupported transcript version True (this reader reads versions 1 to 6)"),
 ])
 def test_not_a_transcript(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.jsonl"

@@ -16,11 +16,11 @@ from interpreters.transcript import VERSION, read_transcript, update_digest
 DATA = Path(__file__).parents[2] / "data"
 
 
-def test_this_library_writes_version_5(tmp_path: Path) -> None:
+def test_this_library_writes_version_6(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id="m"))
     SYNC.record(path, "hi", ctx, cfg, ScriptedModel(["hello"]))
-    assert VERSION == 5 and read_transcript(path).version == 5
+    assert VERSION == 6 and read_transcript(path).version == 6
 
 
 def test_a_version_4_run_replays_identically_with_its_json_module_digests() -> None:
