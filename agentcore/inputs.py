@@ -7,7 +7,7 @@ creates with it (so a replay reproduces the recorded timestamps).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 from .config import AfterToolCallResult, BeforeToolCallResult, NextTurn
@@ -15,7 +15,7 @@ from .frozen import JSON, freeze
 from .messages import AgentMessage, Model, TextContent
 from .records import Record, set_field
 from .stream import StreamEvent
-from .tools import AgentToolResult
+from .tools import AgentToolResult, ToolPolicy, ToolSpec
 
 __all__ = [
     "AbortRequested",
@@ -248,15 +248,20 @@ class ToolCallDecided(Record, frozen=True, tag="tool_call_decided"):
 
 class RunSettings(Record, frozen=True, tag="run_settings"):
     """What the code that resumes a suspended run puts in force for the rest of the run: its
-    model, the hooks its config sets (``get_api_key`` aside: the core never asks it) and its
-    budgets (``None``: none). The turns, tokens and cost used so far are kept. Build one from a
-    config with :func:`agentcore.suspension.run_settings`."""
+    model, the hooks its config sets (``get_api_key`` aside: the core never asks it), its
+    budgets (``None``: none), and its tools (their specs and which calls wait for a decision;
+    ``None``: the suspended state's). The turns, tokens and cost used so far are kept. A stored
+    suspension is data anyone could have edited: what decides whether a tool call needs an
+    approval comes from the resuming code. Build one with
+    :func:`agentcore.suspension.run_settings`."""
 
     model: Model
     hooks: frozenset[str] = frozenset()
     max_turns: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
+    tools: tuple[ToolSpec, ...] | None = None
+    tool_policies: Mapping[str, ToolPolicy] | None = None
 
 
 class Resumed(Record, frozen=True, tag="resumed"):

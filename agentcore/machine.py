@@ -616,8 +616,8 @@ _CONVERTING: Final = frozenset({"convert_to_llm", "transform_context"})
 
 
 def _put_in_force(s: Draft, settings: RunSettings) -> None:
-    """The model, hooks and budgets of a resumed run; what it used so far is kept. The kept LLM
-    view of the conversation goes or comes back with the hooks that do the conversion."""
+    """The model, hooks, budgets and tools of a resumed run; what it used so far is kept. The
+    kept LLM view of the conversation goes or comes back with the hooks that do the conversion."""
     if settings.hooks != s.hooks:
         if bool(settings.hooks & _CONVERTING) != bool(s.hooks & _CONVERTING):
             s.llm_messages = llm_view(s.messages, settings.hooks)
@@ -627,6 +627,11 @@ def _put_in_force(s: Draft, settings: RunSettings) -> None:
     s.max_turns = settings.max_turns
     s.max_total_tokens = settings.max_total_tokens
     s.max_cost_usd = settings.max_cost_usd
+    if settings.tools is not None:
+        s.tools = settings.tools
+        s.tool_index = index_tools(settings.tools)
+    if settings.tool_policies is not None:
+        s.tool_policies = settings.tool_policies
 
 
 def _settings_problem(settings: Any) -> str | None:

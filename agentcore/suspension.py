@@ -35,7 +35,8 @@ is at that state when its pending calls and new messages have the same JSON form
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pyrsistent import PVector
@@ -66,6 +67,7 @@ from .texts import (
     not_suspended_text,
     other_calls_text,
     other_message_text,
+    other_state_text,
     other_pending_text,
     suspension_field_text,
     suspension_parts_text,
@@ -73,7 +75,7 @@ from .texts import (
     value_difference_text,
 )
 from .inputs import RunSettings
-from .tools import AgentToolResult, PendingCall
+from .tools import AgentTool, AgentToolResult, PendingCall, ToolSpec, spec_of, tool_policies
 
 __all__ = ["difference", "problem", "run_settings"]
 
@@ -393,7 +395,9 @@ def _detail(diffs: list[Difference], where: str) -> str:
 
 def difference(s: Suspension, state: LoopState, where: str = "the state") -> str | None:
     """How ``state`` is not at the point of its run where ``s`` suspended (``None``: it is):
-    suspended on other calls, or on the same ones shown otherwise, or after other new messages.
+    suspended on other calls, or on the same ones shown otherwise, or after other new messages,
+    or with any other field of the state (the conversation before the run, the system prompt,
+    the counters...) holding something else.
     Compared in JSON form, as a transcript holds them; ``where`` names ``state`` in the text."""
     phase = state.phase
     if not isinstance(phase, Suspended):
@@ -415,6 +419,8 @@ def difference(s: Suspension, state: LoopState, where: str = "the state") -> str
             role = getattr(here, "role", type(here).__name__)
             label = f"{role} {here.tool_call_id}" if isinstance(here, ToolResultMessage) else str(role)
             return other_message_text(i, label, _detail(differences(_plain(there), _plain(here), limit=3), where))
+    if not _same_json(state, s.state):  # the rest: the conversation before the run, the counters, the tools...
+        return other_state_text(_detail(differences(_plain(state), _plain(s.state), ".state", limit=3), where))
     return None
 
 
@@ -434,6 +440,8 @@ def problem(s: Any) -> str | None:
     if detail is None:
         content = s.state.phase.batch.message.content if isinstance(s.state.phase, Suspended) else ()
         detail = type_problem(content, tuple[Any, ...], "state.phase.batch.message.content")
+    if detail is None:
+        detail = _message_fields_problem(s.state.run) or _figures_problem(s.state)
     if detail is not None:
         return suspension_field_text(detail)
     if not 1 <= s.version <= SUSPENSION_VERSION:
@@ -449,6 +457,43 @@ _OPAQUE: Final = (Message, Usage)
 """Records checked for their class only: messages (what the conversation holds is the
 conversation's; the calls are checked as slots, and a message's figures, timestamps and usage,
 are as JSON gave them back: ``None`` for a cost that was not a finite number) and usage."""
+
+
+def _message_fields_problem(run: RunState) -> str | None:
+    """A message of the conversation with a field that is not of its type (checked as JSON
+    gives numbers back: a whole number of milliseconds may be a float, a cost that was not a
+    finite number ``None``): a stored suspension is data anyone may have edited, and what the
+    model is sent next is built from it."""
+    for i, message in enumerate(run.messages):
+        detail = type_problem(message, type(message), f"state.run.messages[{i}]", read_back=True)
+        if detail is not None:
+            return detail
+    return None
+
+
+_COUNTERS: Final = ("turns", "total_tokens")
+_BUDGETS: Final = ("max_turns", "max_total_tokens")
+
+
+def _figures_problem(state: LoopState) -> str | None:
+    """A counter, budget or effect id out of its range (the types are checked)."""
+    run = state.run
+    for name in _COUNTERS:
+        value = getattr(run, name)
+        if value < 0:
+            return f"state.run.{name} is {value!r}, not a count (an integer >= 0)"
+    if not (math.isfinite(run.cost_usd) and run.cost_usd >= 0):
+        return f"state.run.cost_usd is {run.cost_usd!r}, not a cost (a finite number >= 0)"
+    for name in _BUDGETS:
+        value = getattr(run, name)
+        if value is not None and value < 1:
+            return f"state.run.{name} is {value!r}, not a budget (None or an integer >= 1)"
+    cost = run.max_cost_usd
+    if cost is not None and not (math.isfinite(cost) and cost > 0):
+        return f"state.run.max_cost_usd is {cost!r}, not a budget (None or a finite number > 0)"
+    if run.next_id < 1:
+        return f"state.run.next_id is {run.next_id!r}, not an effect id (an integer >= 1)"
+    return None
 
 
 def _mismatch(shown: str, a: Any, runs: str, b: Any, role: str) -> str | None:
@@ -473,6 +518,14 @@ def _parts_problem(s: Suspension) -> str | None:
     slots, calls = batch.slots, batch.message.tool_calls
     if len(slots) != len(calls):
         return f"{b}.slots has {len(slots)} calls, {b}.message has {len(calls)}"
+    if not 0 <= batch.cursor <= len(slots):
+        return f"{b}.cursor is {batch.cursor!r}, not a position in the batch's {len(slots)} calls (0 to {len(slots)})"
+    seen: dict[str, int] = {}
+    for i, call in enumerate(calls):
+        if call.id in seen:
+            return (f"{b}.message has two tool calls with the id {call.id!r} (calls {seen[call.id]} and {i}): "
+                    "a decision names the call it is for by its id")
+        seen[call.id] = i
     for i, slot in enumerate(slots):
         if batch.sequential:
             expected = "done" if i < batch.cursor else "pending" if i == batch.cursor else "waiting"
@@ -538,15 +591,22 @@ def _view_problem(run: RunState) -> str | None:
 
 
 
-def run_settings(config: AgentLoopConfig) -> RunSettings:
-    """What ``config`` puts in force for the rest of a resumed run (``Resumed.settings``): its
-    model, the hooks it sets and its budgets.
+def run_settings(config: AgentLoopConfig, tools: Sequence[AgentTool | ToolSpec] | None = None) -> RunSettings:
+    """What ``config`` and ``tools`` (the resuming context's; ``None``: keep the suspended
+    state's) put in force for the rest of a resumed run (``Resumed.settings``): the model, the
+    hooks the config sets, its budgets, the tools' specs and which of their calls wait for a
+    decision.
 
-    >>> from agentcore import AgentLoopConfig, Model
-    >>> settings = run_settings(AgentLoopConfig(model=Model(id="m"), max_turns=3, get_api_key=lambda p: None))
-    >>> settings.model.id, settings.hooks, settings.max_turns, settings.max_cost_usd
-    ('m', frozenset(), 3, None)
+    >>> from agentcore import AgentLoopConfig, AgentTool, Model
+    >>> rm = AgentTool("rm", "rm", "", {"type": "object"}, print, requires_approval=True)
+    >>> settings = run_settings(AgentLoopConfig(model=Model(id="m"), max_turns=3), [rm])
+    >>> settings.model.id, settings.hooks, settings.max_turns, [t.name for t in settings.tools]
+    ('m', frozenset(), 3, ['rm'])
+    >>> settings.tool_policies
+    FrozenDict({'rm': 'approval'})
     """
     cost = config.max_cost_usd
+    specs = None if tools is None else tuple(spec_of(t) for t in tools)
     return RunSettings(config.model, hooks_set(config) - {"get_api_key"}, config.max_turns, config.max_total_tokens,
-                       float(cost) if cost is not None else None)
+                       float(cost) if cost is not None else None, specs,
+                       None if tools is None else tool_policies(tools))

@@ -294,6 +294,15 @@ def other_message_text(index: int, label: str, detail: str) -> str:
     return f"has another new message {index} ({label}): {detail}"
 
 
+def other_state_text(detail: str) -> str:
+    """A recorded run at the same suspension, whose state differs elsewhere (``detail``: where).
+
+    >>> other_state_text('state.run.turns is 1 in the transcript, 0 in this suspension')
+    'is at this suspension with another state: state.run.turns is 1 in the transcript, 0 in this suspension'
+    """
+    return f"is at this suspension with another state: {detail}"
+
+
 def wrong_decision_text(call_id: str, waits_for: str, decision: str) -> str:
     """A decision of the wrong kind for one pending call."""
     kinds = "Approve or Deny" if waits_for == "approval" else "ToolOutput or Deny"

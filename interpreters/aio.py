@@ -637,7 +637,7 @@ def resume_suspended(
     fewer ``secrets`` than its recorder was given a ``ValueError``."""
     check_run_arguments(context, config, signal, stream_fn, "resume_suspended")
     state = suspended_state(suspension, config, "resume_suspended")
-    first = resumed_input(decisions, suspension, config, clock, "resume_suspended")
+    first = resumed_input(decisions, suspension, config, context.tools, clock, "resume_suspended")
     return AgentEventStream(with_transcript(journal, transcript, suspension, config, secrets, lambda journals: AsyncRun(
         state, context.tools, config, first, signal, stream_fn, journals, clock)))
 

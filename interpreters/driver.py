@@ -1398,11 +1398,12 @@ def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, 
         raise
 
 
-def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfig, clock: Callable[[], int],
-                  fn: str) -> Resumed:
+def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfig, tools: Sequence[Any] | None,
+                  clock: Callable[[], int], fn: str) -> Resumed:
     """``decisions`` (tool call id → ``Approve`` / ``Deny`` / ``ToolOutput``) as the core's
     input, in the order of the pending calls (ids nothing waits for after them), with the
-    model, hooks and budgets of ``config`` in force (:func:`agentcore.suspension.run_settings`)."""
+    model, hooks and budgets of ``config`` and the specs and policies of ``tools`` in force
+    (:func:`agentcore.suspension.run_settings`)."""
     if not isinstance(decisions, Mapping):
         raise TypeError(f"{fn}() argument 'decisions' must be a mapping of tool call id to Approve, Deny "
                         f"or ToolOutput, not {_a(type(decisions).__name__)}")
@@ -1416,7 +1417,7 @@ def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfi
     problem = decisions_problem(suspension.pending, given)
     if problem is not None:  # refused before anything runs or is written (the core would refuse it too)
         raise ValueError(problem)
-    return Resumed(given, clock(), run_settings(config))
+    return Resumed(given, clock(), run_settings(config, tools))
 
 
 def tool_result(name: str, value: Any) -> AgentToolResult:

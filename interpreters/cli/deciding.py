@@ -56,6 +56,7 @@ __all__ = [
     "decide_suspension",
     "decisions_from_args",
     "decisions_given",
+    "had_finished",
     "run_resumed",
 ]
 
@@ -283,11 +284,14 @@ def decide_suspension(args: argparse.Namespace, t: Any, setup: Setup, suspension
     return code
 
 
-def decide_recorded(args: argparse.Namespace, t: Any, setup: Setup) -> int:
+def decide_recorded(args: argparse.Namespace, t: Any, setup: Setup | None, no_setup: str = "") -> int:
     """``transcript resume`` with decision options: the transcript must end suspended (it is
     replayed strictly to see). One whose suspension was resumed already is refused with the
     library's ``AlreadyResumed`` (one line, exit code 1); one that never suspended is a usage
-    error. Nothing is run or written then."""
+    error, unless it finished and the options decide every call without naming one
+    (``--approve-all``, ``--deny-all``: there is none), which says so and exits with the run's
+    code. Nothing is run or written then. ``setup`` is ``None`` when the command line gives no
+    way to go on with the run (``no_setup`` says why): only a run that is suspended needs one."""
     from ..replay import ReplayDivergence, replay
 
     try:
@@ -298,27 +302,43 @@ def decide_recorded(args: argparse.Namespace, t: Any, setup: Setup) -> int:
         return 1
     phase = result.state.phase
     if isinstance(phase, Suspended):
+        if setup is None:
+            raise UsageError(no_setup)
         return decide_suspension(args, t, setup, Suspension(result.state, phase.pending))
-    return _not_suspended(args, t, setup, result.finished)
+    return _not_suspended(args, t, setup, result)
 
 
-def _not_suspended(args: argparse.Namespace, t: Any, setup: Setup, finished: bool) -> int:
+def had_finished(args: argparse.Namespace, messages: Sequence[Any]) -> int:
+    """Say that the transcript's run had finished and nothing was appended: the run's exit code."""
+    if not args.json:
+        print(f"{args.file}: the recorded run had finished: there is nothing to resume; nothing was appended.")
+    code, problem = run_outcome(messages)
+    if code:
+        print(f"agentcore: {problem}", file=sys.stderr)
+    return code
+
+
+def _not_suspended(args: argparse.Namespace, t: Any, setup: Setup | None, result: Any) -> int:
     from ..replay import state_at
     from ..resuming import AlreadyResumed, continue_transcript
     from ..transcript import TranscriptBusy, TranscriptError
 
+    finished = result.finished
     how = "it finished" if finished else "it stopped before its end"
     entries = t.entries
     resumed = [i for i in range(len(entries) - 1)
                if any(isinstance(e, dict) and e.get("type") == "run_suspended" for e in entries[i].effects_json)
                and entries[i + 1].input.type == "resumed"]
     if not resumed:
+        if finished and not (args.approve or args.deny or args.output):
+            return had_finished(args, result.messages)  # every call of none decided
         raise UsageError(f"{args.file}: the recorded run is not suspended ({how}): there is no tool call to decide; "
                          f"{_NONE_GIVEN}")
     state = state_at(t, entries[resumed[-1]].step)
     assert isinstance(state.phase, Suspended)
     try:  # the library's check of a suspension resumed already: it refuses this one
-        recorder = continue_transcript(args.file, Suspension(state, state.phase.pending), setup.config)
+        recorder = continue_transcript(args.file, Suspension(state, state.phase.pending),
+                                       setup.config if setup is not None else None)
     except AlreadyResumed as exc:
         hint = ""
         if not finished and not isinstance(exc.__cause__, TranscriptBusy):

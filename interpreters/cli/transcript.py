@@ -46,7 +46,14 @@ from .common import (
     suspension_report,
     writable,
 )
-from .deciding import add_decision_options, decide_recorded, decide_suspension, decisions_given, run_resumed
+from .deciding import (
+    add_decision_options,
+    decide_recorded,
+    decide_suspension,
+    decisions_given,
+    had_finished,
+    run_resumed,
+)
 
 __all__ = [
     "add_commands",
@@ -351,15 +358,28 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             header_model = replace(header_model, headers=FrozenDict(kept) if kept else None)
     except (CodecError, ValueError, TypeError):
         header_model = None
+    no_model = ""
     if args.model:
         setup = setup_from_args(args)
     elif header_model is None:
-        raise UsageError(f"{args.file} names no usable model; pass --model PROVIDER/MODEL")
+        no_model = f"{args.file} names no usable model; pass --model PROVIDER/MODEL"
     elif header_model.api == "scripted" and not is_demo_model(header_model):
-        raise UsageError(f"{args.file} was recorded with a scripted model ({header_model.id}); "
-                         f"pass --model PROVIDER/MODEL to go on with a real one")
+        no_model = (f"{args.file} was recorded with a scripted model ({header_model.id}); "
+                    f"pass --model PROVIDER/MODEL to go on with a real one")
     else:
         setup = setup_from_args(args, model=header_model)
+    if no_model:  # only a run that goes on needs a model: a finished one, or one resumed already, does not
+        if decisions_given(args):
+            return decide_recorded(args, t, None, no_model)
+        from ..replay import replay
+
+        try:
+            recorded = replay(t)
+        except ReplayDivergence:
+            raise UsageError(no_model) from None
+        if not recorded.finished:
+            raise UsageError(no_model)
+        return had_finished(args, recorded.messages)
     recorded_tools = [str(x.get("name")) for x in t.header.get("tools") or () if isinstance(x, dict)]
     have = {tool.name for tool in setup.tools}
     missing = [name for name in recorded_tools if name not in have]
@@ -386,16 +406,13 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if stream.suspension is not None:  # it waits for decisions: asked for on a terminal
         return decide_suspension(args, t, setup, stream.suspension)
     if isinstance(stream.state.phase, Finished):
-        messages = stream.result()
-        if not args.json:
-            print(f"{args.file}: the recorded run had finished: there is nothing to resume; nothing was appended.")
-    else:
-        messages = run_resumed(args, t, stream, signal)
-        if stream.suspension is not None:
-            sys.stdout.flush()
-            sys.stderr.write(suspension_report(stream.suspension.pending, args.file,
-                                               options=resume_options(args, model=True)))
-            return EXIT_SUSPENDED
+        return had_finished(args, stream.result())
+    messages = run_resumed(args, t, stream, signal)
+    if stream.suspension is not None:
+        sys.stdout.flush()
+        sys.stderr.write(suspension_report(stream.suspension.pending, args.file,
+                                           options=resume_options(args, model=True)))
+        return EXIT_SUSPENDED
     code, problem = run_outcome(messages)
     if code:
         print(f"agentcore: {problem}", file=sys.stderr)

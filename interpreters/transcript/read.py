@@ -27,6 +27,8 @@ from agentcore.inputs import (
     ContextConverted,
     ContextTransformed,
     FollowUpsPolled,
+    Resumed,
+    RunSettings,
     Started,
     SteeringPolled,
     StreamEventReceived,
@@ -391,6 +393,8 @@ def _parse(data: bytes, path: Path | None) -> Transcript:
                     inp = StreamEventReceived(inp.id, event, inp.at)
             else:
                 problem = fields_problem(inp, "input", read_back=True)
+                if problem is None and type(inp) is Resumed and inp.settings is not None:  # a record in full
+                    problem = type_problem(inp.settings, RunSettings, "input.settings", read_back=True)
                 messages = _MESSAGES.get(type(inp))
                 if problem is None and messages is not None:
                     problem = messages_problem(getattr(inp, messages), f"input.{messages}")

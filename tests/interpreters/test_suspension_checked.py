@@ -374,3 +374,87 @@ def test_resume_many_says_how_the_transcript_is_not_at_the_suspension(ray_here: 
         f"c4: not this suspension's run")
     assert RAN == ["ls"] and not replay(path).finished
 
+
+
+# --------------------------------------------------------------------------- figures in range
+
+
+@pytest.mark.parametrize("edit, text", [
+    (lambda d: d["state"]["run"].__setitem__("turns", -1), "state.run.turns is -1, not a count (an integer >= 0)"),
+    (lambda d: d["state"]["run"].__setitem__("total_tokens", -5),
+     "state.run.total_tokens is -5, not a count (an integer >= 0)"),
+    (lambda d: d["state"]["run"].__setitem__("cost_usd", float("nan")),
+     "state.run.cost_usd is nan, not a cost (a finite number >= 0)"),
+    (lambda d: d["state"]["run"].__setitem__("cost_usd", -0.5),
+     "state.run.cost_usd is -0.5, not a cost (a finite number >= 0)"),
+    (lambda d: d["state"]["run"].__setitem__("max_turns", 0),
+     "state.run.max_turns is 0, not a budget (None or an integer >= 1)"),
+    (lambda d: d["state"]["run"].__setitem__("max_cost_usd", float("inf")),
+     "state.run.max_cost_usd is inf, not a budget (None or a finite number > 0)"),
+    (lambda d: d["state"]["run"].__setitem__("next_id", 0),
+     "state.run.next_id is 0, not an effect id (an integer >= 1)"),
+    (lambda d: d["state"]["run"]["messages"][-1].__setitem__("usage", 0),
+     "state.run.messages[3].usage is an int (0), not a Usage"),
+    (lambda d: d["state"]["run"]["messages"][-1].__setitem__("stop_reason", "done"),
+     "state.run.messages[3].stop_reason is a str ('done'), not one of 'stop', 'length', 'toolUse', 'error', 'aborted'"),
+    (lambda d: d["state"]["run"]["messages"][0].__setitem__("timestamp", "today"),
+     "state.run.messages[0].timestamp is a str ('today'), not an int"),
+], ids=["turns", "tokens", "cost NaN", "cost negative", "max_turns", "max_cost inf", "next_id", "usage",
+        "stop_reason", "timestamp"])
+def test_a_figure_out_of_its_range_or_a_message_field_of_the_wrong_type_is_refused_before_any_tool_runs(
+        flavour: Flavour, edit: Any, text: str) -> None:
+    data = copy.deepcopy(stored())
+    edit(data)
+    with pytest.raises(ValueError) as info:
+        flavour.resume(from_json(data), DECISIONS, context(), config(), model(), clock=clock)
+    assert str(info.value) == f"Cannot resume: in the suspension, {text}" + ADVICE
+    assert RAN == []
+
+
+@pytest.mark.parametrize("cursor", [-10**30, -1, 4, 10**30])
+def test_a_batch_cursor_out_of_the_batch_is_refused(flavour: Flavour, cursor: int) -> None:
+    data = copy.deepcopy(stored("sequential"))
+    data["state"]["phase"]["batch"]["cursor"] = cursor
+    with pytest.raises(ValueError) as info:
+        flavour.resume(from_json(data), {"c2": Approve()}, context(), config("sequential"), model(), clock=clock)
+    assert str(info.value) == (
+        f"Cannot resume: the suspension does not hold together: state.phase.batch.cursor is {cursor}, not a position "
+        "in the batch's 3 calls (0 to 3)" + ADVICE)
+    assert RAN == []
+
+
+def test_two_calls_of_the_batch_with_one_id_are_refused(flavour: Flavour) -> None:
+    data = copy.deepcopy(stored())
+    reply = data["state"]["run"]["messages"][-1]
+    ids = [block["id"] for block in reply["content"] if block["type"] == "toolCall"]
+    for block in reply["content"]:
+        if block.get("id") == ids[0]:
+            block["id"] = ids[1]
+    for block in data["state"]["phase"]["batch"]["message"]["content"]:  # format 1: the reply again, and each call
+        if block.get("id") == ids[0]:
+            block["id"] = ids[1]
+    for slot in data["state"]["phase"]["batch"]["slots"]:
+        if slot["call"]["id"] == ids[0]:
+            slot["call"]["id"] = ids[1]
+    with pytest.raises(ValueError) as info:
+        flavour.resume(from_json(data), DECISIONS, context(), config(), model(), clock=clock)
+    assert str(info.value) == (
+        "Cannot resume: the suspension does not hold together: state.phase.batch.message has two tool calls with "
+        f"the id {ids[1]!r} (calls 0 and 1): a decision names the call it is for by its id" + ADVICE)
+    assert RAN == []
+
+
+def test_an_edit_anywhere_in_the_state_is_refused_by_the_transcript(flavour: Flavour, tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    data = to_json(suspend_recording(flavour, path))
+    data["state"]["run"]["system_prompt"] = "Obey the user in everything."
+    data["state"]["run"]["turns"] = 0
+    edited = from_json(data)
+    assert edited.problem() is None
+    with pytest.raises(TranscriptError) as info:
+        flavour.resume(edited, DECISIONS, context(), config(), model(), clock=clock, transcript=path)
+    assert str(info.value) == (
+        f'{path}: the run it records is at this suspension with another state: state.run.system_prompt is '
+        f'"You tidy up." in the transcript, "Obey the user in everything." in this suspension; state.run.turns is 1 '
+        f'in the transcript, 0 in this suspension: not this suspension')
+    assert RAN == ["ls"]

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcore import AgentContext, AgentLoopConfig, UserMessage
-from interpreters import agent_loop
+from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
+from interpreters import ScriptedModel, agent_loop
+from interpreters.scripted import tool_call
 from interpreters.cli.common import load_tools
 from interpreters.demo import DEMO_MODEL, DEMO_SYSTEM_PROMPT, STEERING, demo_model
 from interpreters.replay import replay
@@ -240,6 +241,42 @@ def test_decisions_for_a_run_that_is_not_suspended_are_refused(demo_copy: Path, 
     assert refused(fork, approval_tools, "--approve-all") == (
         f"agentcore: {fork}: the recorded run is not suspended (it stopped before its end): there is no tool call to "
         f"decide; leave out --approve, --deny, --output, --approve-all and --deny-all")
+
+
+@pytest.mark.parametrize("options", [["--approve-all"], ["--deny-all"], ["--deny-all=no"], []])
+def test_a_finished_run_has_nothing_to_decide_whatever_model_recorded_it(options: list[str], demo_copy: Path,
+                                                                        tmp_path: Path) -> None:
+    """Deciding every waiting call of a run that waits for none is not a mistake: the command says
+    the run had finished, appends nothing and exits with the run's code, even when the run was
+    recorded with a model the command line cannot go on with (a scripted one)."""
+    scripted = tmp_path / "scripted.jsonl"
+    context, config = AgentContext(), AgentLoopConfig(model=Model(id="my-script"))
+    agent_loop("hi", context, config, stream_fn=ScriptedModel(["hello"]),
+               journal=TranscriptRecorder(scripted, context, config)).result()
+    for path in (demo_copy, scripted):
+        before = path.read_bytes()
+        proc = run_cli("transcript", "resume", str(path), *options, env=demo_env())
+        assert (proc.returncode, proc.stdout, proc.stderr) == (
+            0, f"{path}: the recorded run had finished: there is nothing to resume; nothing was appended.\n", "")
+        assert path.read_bytes() == before
+
+
+def test_a_run_a_scripted_model_recorded_that_is_suspended_still_needs_a_model(tmp_path: Path) -> None:
+    from interpreters import tool
+
+    @tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return path
+
+    path = tmp_path / "scripted.jsonl"
+    context, config = AgentContext(tools=[delete]), AgentLoopConfig(model=Model(id="my-script"))
+    agent_loop("hi", context, config, stream_fn=ScriptedModel([tool_call("delete", {"path": "a"}, "c1"), "ok"]),
+               journal=TranscriptRecorder(path, context, config)).result()
+    proc = run_cli("transcript", "resume", str(path), "--approve-all", env=demo_env())
+    assert (proc.returncode, proc.stderr) == (
+        2, f"agentcore: {path} was recorded with a scripted model (my-script); pass --model PROVIDER/MODEL to go on "
+           "with a real one\n")
 
 
 # --------------------------------------------------------------------------- at most once
