@@ -9,7 +9,7 @@ Run: ``python bench/bench_decode.py`` (add ``--quick`` for fewer repetitions). P
    ``json.loads`` per event, which is what ``openai.Stream`` does before building its pydantic
    models); it is skipped otherwise (``openai`` is not a dependency).
 2. **Loopback** - one streamed reply served by a local HTTP server: reading the body with plain
-   ``httpx`` (``client.stream`` + ``iter_bytes``) versus :class:`interpreters.http.HttpStreamer`
+   ``httpx`` (``client.stream`` + ``iter_bytes``) versus :class:`interpreters.streams.http.HttpStreamer`
    (the same bytes, decoded to events, through the pump thread), and the async twins. The
    difference is the cost of the interpreter and the decoding per reply.
 
@@ -41,7 +41,7 @@ import httpx  # noqa: E402
 from agentcore.llm import LlmContext, StreamOptions  # noqa: E402
 from agentcore.messages import Model, UserMessage  # noqa: E402
 from agentcore.providers import codec_for, get_model  # noqa: E402
-from interpreters.http import AsyncHttpStreamer, HttpStreamer  # noqa: E402
+from interpreters.streams.http import AsyncHttpStreamer, HttpStreamer  # noqa: E402
 
 FOLDERS = {
     "openai-completions": ("openai_chat", "openai_compatible"),

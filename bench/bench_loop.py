@@ -18,7 +18,7 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, ToolCall
 from agentcore import ToolResultMessage
 from interpreters import AbortSignal, ScriptedModel, agent_loop, aio, tool
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 
 CONFIG = AgentLoopConfig(model=Model(id="bench"))
 

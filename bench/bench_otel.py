@@ -39,7 +39,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, agent_loop, aio, tool
 from interpreters.otel import TracingObserver
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 
 CONFIG = AgentLoopConfig(model=Model(id="bench"))
 

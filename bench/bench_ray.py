@@ -34,7 +34,7 @@ from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, aio, tool
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import FlushMode, TranscriptRecorder
 
 TURNS = 5

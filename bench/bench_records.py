@@ -898,7 +898,7 @@ def print_census(rounds: int, target: float) -> None:
 
 CATEGORIES = ("record construction (dataclass __init__, __post_init__, replace)", "record eq/hash",
               "frozen values (freeze/thaw, FrozenDict)", "core step logic (agentcore/)",
-              "interpreter (interpreters/)", "scripted model (interpreters/scripted.py)", "asyncio",
+              "interpreter (interpreters/)", "scripted model (interpreters/streams/scripted.py)", "asyncio",
               "other (stdlib, pyrsistent, validators)")
 
 
@@ -917,7 +917,7 @@ def category(code: Any) -> str | None:
         return CATEGORIES[2]
     if "/agentcore/" in path:
         return CATEGORIES[3]
-    if path.endswith("interpreters/scripted.py"):
+    if path.endswith("interpreters/streams/scripted.py"):
         return CATEGORIES[5]
     if "/interpreters/" in path:
         return CATEGORIES[4]

@@ -24,7 +24,7 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, run_agent_loop, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply, ScriptedCall, tool_call
+from interpreters.streams.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
 

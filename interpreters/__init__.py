@@ -13,8 +13,9 @@ class of every observer given as ``journal=``.
 '4'
 """
 
-from .driver import InterpreterError, Journal
-from .scripted import ScriptedModel
+from . import moved
+from .runtime.driver import InterpreterError, Journal
+from .streams.scripted import ScriptedModel
 from .signal import AbortSignal
 from .sync import (
     AgentEventStream,
@@ -25,6 +26,8 @@ from .sync import (
     run_agent_loop_continue,
 )
 from .tool import ToolContext, tool
+
+moved.install()  # the module paths of 0.5 (interpreters.scripted, ...) for one release
 
 __all__ = [
     "AbortSignal",
@@ -52,7 +55,7 @@ __all__ = [
 _LAZY = {
     "Agent": "agent", "SyncAgent": "agent",
     "TranscriptRecorder": "transcript", "read_transcript": "transcript",
-    "ReplayDivergence": "replay", "replay": "replay", "replay_llm": "replay", "resume": "resuming",
+    "ReplayDivergence": "replay", "replay": "replay", "replay_llm": "replay", "resume": "replay.recovery",
 }
 
 

@@ -28,7 +28,7 @@ Theory of operation
 
 >>> import asyncio
 >>> from agentcore import Model
->>> from interpreters.scripted import ScriptedModel
+>>> from interpreters.streams.scripted import ScriptedModel
 >>> agent = Agent(model=Model(id="m"), stream_fn=ScriptedModel(["Hello!"]))
 >>> asyncio.run(agent.prompt("Hi"))
 >>> [m.role for m in agent.state.messages], agent.state.messages[-1].text
@@ -71,8 +71,8 @@ from agentcore.state import Suspension
 from agentcore.batch import decision_problem
 
 from . import aio
-from .clock import now_ms
-from .driver import Journals, checked_suspension, failure_text, is_message, observers, prompt_messages, with_signal
+from .runtime.clock import now_ms
+from .runtime.driver import Journals, checked_suspension, failure_text, is_message, observers, prompt_messages, with_signal
 from .signal import AbortSignal
 
 __all__ = [
@@ -864,7 +864,7 @@ class SyncAgent:
     aborts a run in progress and stops the thread.
 
     >>> from agentcore import Model
-    >>> from interpreters.scripted import ScriptedModel
+    >>> from interpreters.streams.scripted import ScriptedModel
     >>> with SyncAgent(model=Model(id="m"), stream_fn=ScriptedModel(["Hi!"])) as agent:
     ...     agent.prompt("Hello")
     ...     agent.state.messages[-1].text

@@ -48,7 +48,7 @@ from agentcore import (
     initial_state,
 )
 
-from .driver import (
+from .runtime.driver import (
     END,
     FATAL,
     WAIT,
@@ -66,7 +66,7 @@ from .driver import (
     prompt_messages,
     with_signal,
 )
-from .clock import now_ms
+from .runtime.clock import now_ms
 from .signal import AbortSignal
 
 __all__ = [
@@ -129,16 +129,16 @@ def _may_block(stream_fn: Any) -> bool:
 
 def default_stream_fn() -> Callable[..., Any] | None:
     try:
-        from .http import astream_http
+        from .streams.http import astream_http
     except ImportError:
         return None
     return astream_http
 
 
 class AsyncRun(Run):
-    """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
+    """One run of the loop under this interpreter: a :class:`~interpreters.runtime.driver.Run` that
     carries the core's effects out in an asyncio task (tools as tasks or on worker threads);
-    ``AgentEventStream`` drives it. Its :class:`~interpreters.driver.AnswerOrder` decides in
+    ``AgentEventStream`` drives it. Its :class:`~interpreters.runtime.driver.AnswerOrder` decides in
     which order the answers it waits for reach the core. The twin of
     :class:`interpreters.sync.SyncRun`, method for method."""
 

@@ -97,7 +97,7 @@ from agentcore import (
     thaw,
 )
 
-from .driver import Journal
+from .runtime.driver import Journal
 from .secrets import known_secrets, merge_secrets, scrub
 
 __all__ = [

@@ -78,7 +78,7 @@ class AgentRecording:
         clock: Callable[[], int] | None = None,
     ) -> list[AgentMessage]:
         """Run the agent (live and recorded, or replayed); returns the run's new messages."""
-        from .clock import now_ms
+        from .runtime.clock import now_ms
         from .sync import agent_loop
 
         self._runs += 1
@@ -158,7 +158,7 @@ def _changed_start(path: Path, prompts: Any, context: AgentContext, config: Agen
     from agentcore import Started, initial_state
     from agentcore.codec import to_json
 
-    from .driver import prompt_messages
+    from .runtime.driver import prompt_messages
     from .secrets import known_secrets, scrub_json
     from .transcript import compact_json, read_transcript
 

@@ -48,7 +48,7 @@ from agentcore import (
     initial_state,
 )
 
-from .driver import (
+from .runtime.driver import (
     END,
     FATAL,
     WAIT,
@@ -66,7 +66,7 @@ from .driver import (
     hook_call,
     prompt_messages,
 )
-from .clock import now_ms
+from .runtime.clock import now_ms
 from .signal import AbortSignal
 
 __all__ = [
@@ -106,7 +106,7 @@ def _run_sync(value: Any) -> Any:
 
 def default_stream_fn() -> StreamFn | None:
     try:
-        from .http import stream_http
+        from .streams.http import stream_http
     except ImportError:
         return None
     return stream_http
@@ -146,9 +146,9 @@ _tool_threads = _ToolThreads()
 
 
 class SyncRun(Run):
-    """One run of the loop under this interpreter: a :class:`~interpreters.driver.Run` that
+    """One run of the loop under this interpreter: a :class:`~interpreters.runtime.driver.Run` that
     carries the core's effects out in the calling thread (tools inline or on worker threads);
-    ``AgentEventStream`` drives it. Its :class:`~interpreters.driver.AnswerOrder` decides in
+    ``AgentEventStream`` drives it. Its :class:`~interpreters.runtime.driver.AnswerOrder` decides in
     which order the answers it waits for reach the core. The twin of
     :class:`interpreters.aio.AsyncRun`, method for method."""
 
@@ -495,7 +495,7 @@ def resume_suspended(
     transcript they are redacted), hooks, budgets and model options in force from here. Missing,
     unknown or wrong-kind decisions raise ``ValueError`` naming the ids, before anything runs.
     ``transcript`` (the path of the transcript that recorded the run up to its suspension) goes
-    on recording the run at its end (:func:`interpreters.resuming.continue_transcript`): a
+    on recording the run at its end (:func:`interpreters.replay.recovery.continue_transcript`): a
     suspension is resumed at most once per transcript, a second resume of it raises
     ``AlreadyResumed`` before anything runs. ``secrets``: strings the continued transcript must
     never hold, as the recorder's ``secrets=`` (give the ones the transcript's recorder was given:
@@ -507,7 +507,7 @@ def resume_suspended(
 
     >>> from agentcore import AgentContext, AgentLoopConfig, Model, Approve
     >>> from interpreters import ScriptedModel, agent_loop, tool
-    >>> from interpreters.scripted import tool_call
+    >>> from interpreters.streams.scripted import tool_call
     >>> @tool(requires_approval=True)
     ... def delete(path: str) -> str:
     ...     "Delete a file."

@@ -36,7 +36,7 @@ def _close_default_http_clients() -> Iterator[None]:
     of the session, instead of at interpreter exit (where they would print ResourceWarnings
     after pytest's summary)."""
     yield
-    from interpreters.http import close_default_streamer, forget_default_async_streamers
+    from interpreters.streams.http import close_default_streamer, forget_default_async_streamers
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)

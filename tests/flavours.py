@@ -28,7 +28,7 @@ from typing import Any
 
 import interpreters
 from interpreters import aio
-from interpreters.http import AsyncHttpStreamer, HttpStreamer
+from interpreters.streams.http import AsyncHttpStreamer, HttpStreamer
 from interpreters.replay import areplay_llm, replay_llm
 from interpreters.signal import AbortSignal
 from interpreters.transcript import TranscriptRecorder

@@ -27,7 +27,7 @@ from agentcore import (
 )
 from agentcore.convert import default_convert_to_llm
 from interpreters import ScriptedModel, agent_loop, resume_suspended
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
 
 from clocks import TickingClock

@@ -10,7 +10,7 @@ from typing import Any
 from clocks import clock
 
 from interpreters import ScriptedModel
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 
 __all__ = ["calls", "model", "script_module"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Approve, Model, TextContent, ToolOutput
 from interpreters import ScriptedModel, tool
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 
 from clocks import clock
 

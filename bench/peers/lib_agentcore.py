@@ -14,7 +14,7 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, ToolCall
 from agentcore import ToolResultMessage
 from interpreters import ScriptedModel, agent_loop, aio, tool
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 
 NAME = "agentcore-fx"
 CONFIG = AgentLoopConfig(model=Model(id="bench"))
@@ -68,7 +68,7 @@ def _http_config(url: str, turns: int) -> AgentLoopConfig:
 def _client_for_this_loop() -> None:
     """Create the event loop's HTTP client (``httpx.AsyncClient``, whose SSL context costs ~17 ms)
     before the clock starts, as the peers' clients are created before theirs."""
-    from interpreters.http import default_async_streamer
+    from interpreters.streams.http import default_async_streamer
 
     default_async_streamer()
 

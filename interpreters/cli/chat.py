@@ -202,7 +202,7 @@ class _Chat:
         return ask_decision(pending, self._ask, self.render.line)
 
     def steer(self, text: str) -> None:
-        from ..clock import now_ms
+        from ..runtime.clock import now_ms
 
         self.steering.append(UserMessage(text, timestamp=now_ms()))
         self.render.line(f"queued: {text}  (the agent reads it after its current step)", "dim")
@@ -253,7 +253,7 @@ class _Chat:
 
     def _line(self, text: str) -> bool:
         """A line typed: a prompt, or a steering message while a run goes on. True: exit."""
-        from ..clock import now_ms
+        from ..runtime.clock import now_ms
 
         with self.lock:
             asking = self.asking

@@ -108,7 +108,7 @@ def resolve_model(spec: str, base_url: str | None = None) -> Model:
     """``PROVIDER/MODEL`` (catalog, or any OpenAI-compatible server with ``base_url``)."""
     from agentcore.providers import MODELS, PROVIDER_BASE_URLS, custom_openai_model, get_model
 
-    from ..demo import DEMO_MODEL
+    from .demo import DEMO_MODEL
 
     if spec == "demo":
         return DEMO_MODEL
@@ -250,7 +250,7 @@ def _tools_from(specs: Sequence[str] | None) -> list[AgentTool]:
 
 def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> Setup:
     """Model, stream function, tools and config from the run options."""
-    from ..demo import DEMO_SYSTEM_PROMPT, demo_model, demo_tools, is_demo_model
+    from .demo import DEMO_SYSTEM_PROMPT, demo_model, demo_tools, is_demo_model
 
     if model is None:
         model = resolve_model(args.model, args.base_url)

@@ -243,7 +243,7 @@ def decide_suspension(args: argparse.Namespace, t: Any, setup: Setup, suspension
     terminal, without decision options) by asking, and go on with the run at the end of the
     transcript; the exit code. Without decisions, nothing is run or written: the waiting calls
     and how to decide them are printed, exit code 3."""
-    from ..resuming import AlreadyResumed
+    from ..replay.recovery import AlreadyResumed
     from ..sync import resume_suspended
     from ..transcript import TranscriptError
 
@@ -320,7 +320,7 @@ def had_finished(args: argparse.Namespace, messages: Sequence[Any]) -> int:
 
 def _not_suspended(args: argparse.Namespace, t: Any, setup: Setup | None, result: Any) -> int:
     from ..replay import state_at
-    from ..resuming import AlreadyResumed, continue_transcript
+    from ..replay.recovery import AlreadyResumed, continue_transcript
     from ..transcript import TranscriptBusy, TranscriptError
 
     finished = result.finished

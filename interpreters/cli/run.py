@@ -33,8 +33,8 @@ __all__ = [
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from ..demo import DEMO_PROMPT, demo_config, demo_context, demo_model, steer_when_tools_start
-    from ..clock import now_ms
+    from .demo import DEMO_PROMPT, demo_config, demo_context, demo_model, steer_when_tools_start
+    from ..runtime.clock import now_ms
     from ..replay import ReplayDivergence, replay
     from ..sync import agent_loop
 

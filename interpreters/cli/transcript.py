@@ -343,9 +343,9 @@ _POLLS = frozenset({"get_steering_messages", "get_follow_up_messages", "get_api_
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from ..demo import is_demo_model
+    from .demo import is_demo_model
     from ..replay import ReplayDivergence
-    from ..resuming import resume
+    from ..replay.recovery import resume
     from ..secrets import REDACTED
 
     t = read(args.file)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from agentcore import AgentLoopConfig
 
-from ..driver import failure_text
+from ..runtime.driver import failure_text
 from ..replay import Divergence, ReplayDivergence, ReplayOptions, replay, replay_llm
 from ..transcript import TranscriptError, read_transcript
 from .cluster import ensure_ray

@@ -52,7 +52,7 @@ from typing import Any, Literal
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Decision, Suspension
 from agentcore.records import replace
 
-from ..driver import failure_text
+from ..runtime.driver import failure_text
 from ..transcript import FlushMode
 from .cluster import NodeInfo, NodeWatcher, ensure_ray, is_lost, is_unavailable, worker_nodes
 from .jobs import JobLike, RunJob, RunResult, as_job, transcript_name
@@ -201,7 +201,7 @@ def resume_many(
     ``job``; a bare id gives ``RunJob(id, (), AgentContext())``, so its tools must come from
     ``tools_factory``), and is recorded at the end of its transcript,
     ``<transcripts_dir>/<job id>.jsonl``, the file that recorded it up to its suspension
-    (``interpreters.resuming.continue_transcript``). Placement, concurrency, lost workers and
+    (``interpreters.replay.recovery.continue_transcript``). Placement, concurrency, lost workers and
     retries are those of :func:`run_many` (same options): a run whose worker is lost resumes from
     its transcript, past the decisions; calling ``resume_many`` again with the same arguments
     after the driver died finishes only what is unfinished (``result.resumed`` is then true).

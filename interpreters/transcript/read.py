@@ -46,7 +46,7 @@ from agentcore.machine import stream_event_problem
 from agentcore.records import fields_problem, kind_of, messages_problem, type_problem
 from agentcore.tools import ToolSpec
 
-from ..gc_pause import paused_gc
+from ..runtime.gc_pause import paused_gc
 from .format import (
     DELTAS,
     DELTA_LINE,
@@ -292,7 +292,7 @@ def _parse_line(raw: bytes) -> Any:
 
 def parse_transcript(data: bytes, path: Path | None = None) -> Transcript:
     """Parse a transcript's bytes (what :func:`read_transcript` does once it has read them)."""
-    with paused_gc():  # many objects that live on and hold no cycles (see interpreters.gc_pause)
+    with paused_gc():  # many objects that live on and hold no cycles (see interpreters.runtime.gc_pause)
         return _parse(data, path)
 
 

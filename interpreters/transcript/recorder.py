@@ -1,6 +1,6 @@
 """The transcript recorder: a journal that writes a run's transcript as it happens.
 
-:class:`TranscriptRecorder` is a :class:`~interpreters.driver.Journal`: give it to any
+:class:`TranscriptRecorder` is a :class:`~interpreters.runtime.driver.Journal`: give it to any
 interpreter as ``journal=``. Every line is written whole, with one ``write`` call of the
 complete line including its ``"\\n"``: a line without its newline is a torn write from a crash,
 which the reader drops with a warning. Consecutive deltas of one content block are held and
@@ -40,8 +40,8 @@ from agentcore.inputs import StreamEventReceived
 from agentcore.state import Suspended, Suspension
 from agentcore.stream import PartialAssistantMessage, StartEvent
 
-from ..clock import now_ms
-from ..driver import Journal
+from ..runtime.clock import now_ms
+from ..runtime.driver import Journal
 from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
 from .writer import TranscriptFile
@@ -343,7 +343,7 @@ class TranscriptRecorder(Journal):
         its suspended state). A recorder records one run: one that recorded a run already is
         refused (``ValueError``), before anything runs, but for the run it recorded up to its
         suspension, resumed: it goes on recording it at the end of its file, as
-        ``transcript=path`` would (:func:`interpreters.resuming.continue_transcript`: at most
+        ``transcript=path`` would (:func:`interpreters.replay.recovery.continue_transcript`: at most
         once per suspension), with its own secrets, ``flush`` and ``fsync``."""
         if self._closed and self._suspended and isinstance(state.phase, Suspended):
             self._go_on(state)
@@ -368,7 +368,7 @@ class TranscriptRecorder(Journal):
 
     def _go_on(self, state: LoopState) -> None:
         """Become the recorder that continues this file with the resumed run of ``state``."""
-        from ..resuming import continue_transcript  # built on the runners: imported when used
+        from ..replay.recovery import continue_transcript  # built on the runners: imported when used
 
         assert isinstance(state.phase, Suspended)
         known = self.secrets

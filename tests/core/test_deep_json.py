@@ -32,7 +32,7 @@ from agentcore.stream import (
 )
 from agentcore.tools import AgentTool, AgentToolResult, ToolSpec, validate_arguments
 from flavours import ASYNCIO, SYNC, Flavour
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 
 LIMIT_REASON = "nested more than 100 levels deep"
 

@@ -42,7 +42,7 @@ from events import each_type
 from flavours import ASYNCIO, Flavour
 from http_script_server import Reply, ScriptServer, model_for
 from interpreters import AbortSignal, tool
-from interpreters.driver import Run
+from interpreters.runtime.driver import Run
 from interpreters.replay import replay
 from interpreters.transcript import read_transcript
 

@@ -37,7 +37,7 @@ from interpreters.agent import (
     AgentState,
     SyncAgent,
 )
-from interpreters.scripted import ScriptedModel, error, tool_call
+from interpreters.streams.scripted import ScriptedModel, error, tool_call
 
 MODEL = Model(id="m")
 TS = clock.at  # every timestamp of these runs

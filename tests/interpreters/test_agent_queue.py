@@ -34,7 +34,7 @@ from agentcore import (
 )
 from clocks import clock
 from interpreters.agent import Agent, SyncAgent
-from interpreters.scripted import ScriptedModel, tool_call
+from interpreters.streams.scripted import ScriptedModel, tool_call
 
 MODEL = Model(id="m")
 NOW = 1_700_000_000_000

@@ -15,7 +15,7 @@ from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, SyncAgent, tool
 from interpreters.agent import Agent, AgentBusyError
 from interpreters.replay import replay
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
 from clocks import clock

@@ -18,7 +18,7 @@ from clocks import clock
 from flavours import Flavour
 from interpreters import ScriptedModel, ToolContext, agent_loop, tool
 from interpreters.replay import fork, replay, resume
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
 CHARGED: list[tuple[str, int]] = []

@@ -35,10 +35,10 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from agentcore.codec import CodecError
     from interpreters.agent import AgentBusyError
     from interpreters.cli.common import Interrupted, UsageError
-    from interpreters.driver import InterpreterError
+    from interpreters.runtime.driver import InterpreterError
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
-    from interpreters.resuming import AlreadyResumed
+    from interpreters.replay.recovery import AlreadyResumed
     from interpreters.transcript import TranscriptError
 
     return {
@@ -47,13 +47,13 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
         "interpreters.agent.AgentBusyError": lambda: AgentBusyError("Agent is already processing."),
         "interpreters.cli.common.Interrupted": lambda: Interrupted(),
         "interpreters.cli.common.UsageError": lambda: UsageError("no such file: x.jsonl"),
-        "interpreters.driver.InterpreterError": lambda: InterpreterError("the core rejected an input"),
+        "interpreters.runtime.driver.InterpreterError": lambda: InterpreterError("the core rejected an input"),
         "interpreters.pytest_plugin._Rerecord": lambda: getattr(
             importlib.import_module("interpreters.pytest_plugin"), "_Rerecord")("record again"),
         "interpreters.ray.tools.RemoteToolError": lambda: RemoteToolError("the tool raised"),
-        "interpreters.replay.ReplayDivergence": lambda: ReplayDivergence(_divergence(), 3),
-        "interpreters.replay._Stop": lambda: getattr(importlib.import_module("interpreters.replay"), "_Stop")(),
-        "interpreters.resuming.AlreadyResumed": lambda: AlreadyResumed("run.jsonl: this suspension was already "
+        "interpreters.replay.compare.ReplayDivergence": lambda: ReplayDivergence(_divergence(), 3),
+        "interpreters.replay.live._Stop": lambda: getattr(importlib.import_module("interpreters.replay.live"), "_Stop")(),
+        "interpreters.replay.recovery.AlreadyResumed": lambda: AlreadyResumed("run.jsonl: this suspension was already "
                                                                        "resumed at step 10"),
         "interpreters.transcript.format.TranscriptError": lambda: TranscriptError(
             "line 3: damaged line", path=Path("run.jsonl"), line=3),

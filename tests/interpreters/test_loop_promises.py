@@ -27,7 +27,7 @@ from events import types
 from flavours import Flavour
 from interpreters import AbortSignal, Agent, Journal, ScriptedModel, SyncAgent, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 from sample_tools import add
 
 MODEL = Model(id="m")

@@ -66,7 +66,7 @@ from agentcore.codec import to_json
 from clocks import TickingClock
 from flavours import FLAVOURS, Flavour
 from interpreters import AbortSignal
-from interpreters.driver import Run
+from interpreters.runtime.driver import Run
 
 MODEL = Model(id="m", api="fake", provider="fake")
 BOUND = 10.0

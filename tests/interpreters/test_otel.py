@@ -39,7 +39,7 @@ from agentcore import (
 from flavours import ASYNCIO, SYNC, Flavour
 from interpreters import AbortSignal, ScriptedModel, agent_loop, tool
 from interpreters.otel import TracingObserver, provider_name
-from interpreters.scripted import Reply, error
+from interpreters.streams.scripted import Reply, error
 from interpreters.transcript import TranscriptRecorder, read_transcript
 from sample_tools import add
 

@@ -11,7 +11,7 @@ pytest_plugins = ["pytester"]
 TEST_FILE = '''
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, tool
-from interpreters.scripted import tool_call
+from interpreters.streams.scripted import tool_call
 
 CALLS = []
 
@@ -151,7 +151,7 @@ FAILING_TEST = '''
 import pytest
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel
-from interpreters.scripted import error
+from interpreters.streams.scripted import error
 
 def test_agent(agent_recording):
     model = ScriptedModel([error("the provider is down")])

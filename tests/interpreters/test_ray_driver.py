@@ -232,7 +232,7 @@ def test_a_resumed_run_goes_to_its_worker_with_its_decisions_and_keeps_them_when
     from interpreters import agent_loop, tool
     from interpreters.ray.runs import Attempt
     from interpreters.ray.suspensions import Resumption
-    from interpreters.scripted import tool_call
+    from interpreters.streams.scripted import tool_call
 
     @tool(requires_approval=True)
     def rm(path: str) -> str:

@@ -314,7 +314,7 @@ def test_a_later_recorder_does_not_destroy_a_suspended_runs_transcript(flavour: 
 
 
 def test_a_suspended_transcript_whose_resume_wrote_only_its_resume_line_is_kept(tmp_path: Path) -> None:
-    from interpreters.resuming import continue_transcript
+    from interpreters.replay.recovery import continue_transcript
 
     path, markers = tmp_path / "run.jsonl", tmp_path / "markers"
     markers.mkdir()

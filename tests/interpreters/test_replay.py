@@ -23,7 +23,7 @@ from interpreters.replay import (
     resume,
     state_at,
 )
-from interpreters.scripted import Reply, ScriptedCall, tool_call
+from interpreters.streams.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import read_transcript
 
 

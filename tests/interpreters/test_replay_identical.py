@@ -155,7 +155,7 @@ def test_tool_details_json_cannot_hold_are_recorded_in_their_json_form(flavour: 
 
     from agentcore import AgentToolResult
     from interpreters import ScriptedModel, tool
-    from interpreters.scripted import Reply
+    from interpreters.streams.scripted import Reply
 
     class Colour(enum.Enum):
         RED = "red"
@@ -190,7 +190,7 @@ def test_text_utf_8_cannot_hold_is_recorded_escaped_and_replays_identically(flav
     # A lone surrogate (half of an emoji, as a stream cut between two chunks gives it) in a tool's
     # result and in the model's text: no UTF-8 for it, so its line is written with JSON escapes.
     from interpreters import ScriptedModel, tool
-    from interpreters.scripted import tool_call
+    from interpreters.streams.scripted import tool_call
 
     @tool
     def half() -> str:

@@ -15,7 +15,7 @@ from clocks import TickingClock
 from flavours import FLAVOURS, SYNC, Flavour
 from interpreters import AbortSignal, ScriptedModel, tool
 from interpreters.replay import ReplayDivergence, replay
-from interpreters.scripted import Reply, ScriptedCall, error
+from interpreters.streams.scripted import Reply, ScriptedCall, error
 from interpreters.transcript import read_transcript
 
 

@@ -5,7 +5,7 @@ end of the transcript that recorded it. Asked twice for one suspension (a double
 "approve", two workers handed the same job), whether one after the other, at once in two
 threads, or in two processes, and whatever happens between reading the transcript and writing
 to it, exactly one resumed run happens: the approved tool runs once, the transcript replays,
-and each later attempt gets :class:`interpreters.resuming.AlreadyResumed` naming the transcript
+and each later attempt gets :class:`interpreters.replay.recovery.AlreadyResumed` naming the transcript
 and where the suspension was resumed. Races use real threads and real processes, with the
 window between reading the transcript and writing to it forced open.
 
@@ -30,7 +30,7 @@ import pytest
 from agentcore import Approve, Deny, ToolOutput
 from agentcore.codec import from_json, to_json
 from interpreters.replay import aresume, fork, replay, resume
-from interpreters.resuming import AlreadyResumed
+from interpreters.replay.recovery import AlreadyResumed
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 
 from clocks import clock
@@ -151,7 +151,7 @@ def test_resumes_of_one_suspension_at_once_in_threads_give_one_resumed_run(flavo
 def pause_in_thread(monkeypatch: pytest.MonkeyPatch, thread: str, read: threading.Event,
                     go: threading.Event) -> None:
     """Thread ``thread`` pauses right after it read the transcript it goes on with, until ``go``."""
-    import interpreters.resuming as resuming
+    import interpreters.replay.recovery as resuming
 
     for name in ("read_transcript", "parse_transcript"):
         original = getattr(resuming, name, None)

@@ -26,7 +26,7 @@ from http_script_server import Reply as HttpReply
 from http_script_server import ScriptServer, chat_model
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, resume
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
 from clocks import clock

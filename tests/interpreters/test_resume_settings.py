@@ -18,7 +18,7 @@ from clocks import clock
 from flavours import Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
 

@@ -15,7 +15,7 @@ from agentcore import AgentContext, AgentLoopConfig, Model
 from flavours import SYNC, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 
 RANDOM_KEY = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=40))
 

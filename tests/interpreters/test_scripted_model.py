@@ -25,7 +25,7 @@ from agentcore.messages import (
 from agentcore.stream import DoneEvent, ErrorEvent, StreamEvent
 from events import each_type
 from interpreters import scripted
-from interpreters.scripted import (
+from interpreters.streams.scripted import (
     Reply,
     Request,
     ScriptedCall,

@@ -35,7 +35,7 @@ from agentcore import (
 from agentcore.codec import from_json, to_json
 from agentcore import AgentTool
 from interpreters import tool
-from interpreters.scripted import Reply, tool_call
+from interpreters.streams.scripted import Reply, tool_call
 
 from clocks import clock
 from events import types

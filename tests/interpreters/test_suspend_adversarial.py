@@ -37,7 +37,7 @@ from agentcore.codec import from_json, to_json
 from interpreters import AbortSignal, ScriptedModel, tool
 from interpreters.agent import Agent, AgentBusyError
 from interpreters.replay import replay
-from interpreters.scripted import Reply, tool_call
+from interpreters.streams.scripted import Reply, tool_call
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
 from clocks import clock
@@ -355,7 +355,7 @@ def test_a_suspension_from_another_process_resumes_here_on_both_interpreters(tmp
         from agentcore import AgentContext, AgentLoopConfig, Model
         from agentcore.codec import to_json
         from interpreters import ScriptedModel, aio, tool
-        from interpreters.scripted import Reply
+        from interpreters.streams.scripted import Reply
         from clocks import clock
         import importlib.util
         spec = importlib.util.spec_from_file_location("adv", {str(Path(__file__))!r})

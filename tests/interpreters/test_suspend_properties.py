@@ -21,7 +21,7 @@ from agentcore import AgentContext, AgentLoopConfig, Approve, Deny, Model, ToolO
 from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
 
 from clocks import clock

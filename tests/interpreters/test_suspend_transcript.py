@@ -21,7 +21,7 @@ from agentcore import Approve, Deny, ToolOutput, replace
 from agentcore.codec import from_json, to_json
 from agentcore.state import Suspended
 from interpreters.replay import replay, resume
-from interpreters.resuming import continue_transcript
+from interpreters.replay.recovery import continue_transcript
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 
 from clocks import clock

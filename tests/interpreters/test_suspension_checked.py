@@ -33,7 +33,7 @@ from agentcore import Approve, Suspension, UserMessage
 from agentcore.codec import from_json, to_json
 from interpreters.agent import Agent
 from interpreters.replay import replay
-from interpreters.scripted import ScriptedCall
+from interpreters.streams.scripted import ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
 from clocks import clock

@@ -62,8 +62,8 @@ from events import types
 from flavours import ASYNCIO, SYNC, Flavour
 from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
 import interpreters
-from interpreters.driver import Run
-from interpreters.scripted import tool_call
+from interpreters.runtime.driver import Run
+from interpreters.streams.scripted import tool_call
 from interpreters.sync import ASYNC_STREAM_FN
 
 MODEL = Model(id="m")

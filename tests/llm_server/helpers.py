@@ -14,7 +14,7 @@ from agentcore.codec import to_json
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
 from flavours import SYNC, Flavour
 from interpreters import AbortSignal, tool
-from interpreters.http import HttpStreamer
+from interpreters.streams.http import HttpStreamer
 from interpreters.replay import replay
 
 ROOT = str(Path(__file__).resolve().parents[2])

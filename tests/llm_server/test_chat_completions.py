@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from agentcore.texts import length_cutoff_text
-from interpreters.http import HttpStreamer
+from interpreters.streams.http import HttpStreamer
 
 from .helpers import TOOLS, assert_replays, bias_payload, model_for, run_recorded, seeded
 

@@ -13,7 +13,7 @@ import pytest
 
 from agentcore.messages import Model
 from interpreters import AbortSignal
-from interpreters.http import HttpStreamer
+from interpreters.streams.http import HttpStreamer
 
 from .helpers import Run, assert_replays, free_port, model_for, run_recorded
 

@@ -24,7 +24,7 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, Model
 from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, tool
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
 
 TESTS = str(Path(__file__).resolve().parents[1])

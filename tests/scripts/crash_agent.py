@@ -22,7 +22,7 @@ from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, tool
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 
 # The tests' shared helpers when this runs as a script: tests/ goes last on sys.path, after the
 # library is imported, so that no folder of tests/ can be taken for it.

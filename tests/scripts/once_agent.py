@@ -34,7 +34,7 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model
 from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, ToolContext, tool
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
 TESTS = str(Path(__file__).resolve().parents[1])
@@ -83,7 +83,7 @@ def executions(markers: Path) -> list[str]:
 
 def pause_after_reading(hold: Path) -> None:
     """Make this process pause right after it read a transcript to go on with it."""
-    import interpreters.resuming as resuming
+    import interpreters.replay.recovery as resuming
 
     for name in ("read_transcript", "parse_transcript"):
         original = getattr(resuming, name, None)

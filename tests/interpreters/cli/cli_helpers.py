@@ -18,7 +18,7 @@ from agentcore.providers import ENV_KEYS
 COMMAND = [sys.executable, "-m", "interpreters.cli"]
 APPROVAL_TOOLS = '''
 from interpreters import tool
-from interpreters.demo import convert_units
+from interpreters.cli.demo import convert_units
 
 
 @tool(requires_approval=True)
@@ -34,7 +34,7 @@ TOOLS = [calculator, convert_units]
 
 DEFERRED_TOOLS = '''
 from interpreters import tool
-from interpreters.demo import convert_units
+from interpreters.cli.demo import convert_units
 
 
 @tool(deferred=True)

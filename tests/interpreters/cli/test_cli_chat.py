@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .cli_helpers import APPROVAL_TOOLS, PtySession, clean_env, run_cli
 
-from interpreters.demo import STEERING
+from interpreters.cli.demo import STEERING
 
 
 def chat(*args: str, delay: str = "0.03") -> PtySession:

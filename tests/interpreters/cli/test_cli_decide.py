@@ -19,9 +19,9 @@ import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
 from interpreters import ScriptedModel, agent_loop
-from interpreters.scripted import tool_call
+from interpreters.streams.scripted import tool_call
 from interpreters.cli.common import load_tools
-from interpreters.demo import DEMO_MODEL, DEMO_SYSTEM_PROMPT, STEERING, demo_model
+from interpreters.cli.demo import DEMO_MODEL, DEMO_SYSTEM_PROMPT, STEERING, demo_model
 from interpreters.replay import replay
 from interpreters.transcript import TranscriptRecorder
 
@@ -233,7 +233,7 @@ def test_wrong_decisions_are_refused(suspended_transcript: Path, approval_tools:
 
 def test_decisions_for_a_run_that_is_not_suspended_are_refused(demo_copy: Path, suspended_transcript: Path,
                                                                approval_tools: str, tmp_path: Path) -> None:
-    assert refused(demo_copy, "interpreters.demo", "--approve", "call_1") == (
+    assert refused(demo_copy, "interpreters.cli.demo", "--approve", "call_1") == (
         f"agentcore: {demo_copy}: the recorded run is not suspended (it finished): there is no tool call to decide; "
         f"leave out --approve, --deny, --output, --approve-all and --deny-all")
     fork = tmp_path / "fork.jsonl"
@@ -324,7 +324,7 @@ import time
 from pathlib import Path
 
 from interpreters import tool
-from interpreters.demo import convert_units
+from interpreters.cli.demo import convert_units
 
 HERE = Path(__file__).parent
 

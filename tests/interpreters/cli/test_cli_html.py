@@ -14,7 +14,7 @@ from .cli_helpers import run_cli
 
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, run_agent_loop, tool
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 from interpreters.transcript import TranscriptRecorder
 
 EVIL = "<script>alert('x')</script> & \"quotes\""

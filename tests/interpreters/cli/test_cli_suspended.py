@@ -257,7 +257,7 @@ def test_the_python_route_the_message_gives_decides_the_calls(suspended_transcri
     from agentcore import Approve, Deny
     from interpreters import resume, resume_suspended
     from interpreters.cli.common import load_tools
-    from interpreters.demo import DEMO_MODEL, demo_model
+    from interpreters.cli.demo import DEMO_MODEL, demo_model
 
     config, tools = AgentLoopConfig(model=DEMO_MODEL), load_tools(approval_tools)
     stream = resume_suspended(resume(str(suspended_transcript), config, tools).suspension,

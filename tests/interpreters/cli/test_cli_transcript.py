@@ -102,7 +102,7 @@ def test_fork_then_resume_completes_the_run(demo_transcript: Path, tmp_path: Pat
     # With explicit tools and the demo model, and JSON events.
     fork2 = tmp_path / "fork2.jsonl"
     run_cli("transcript", "fork", str(demo_transcript), "--step", str(middle), "-o", str(fork2))
-    resumed = run_cli("transcript", "resume", str(fork2), "--model", "demo", "--tools", "interpreters.demo",
+    resumed = run_cli("transcript", "resume", str(fork2), "--model", "demo", "--tools", "interpreters.cli.demo",
                       "--json")
     assert resumed.returncode == 0, resumed.stderr
     events = [json.loads(line) for line in resumed.stdout.splitlines()]

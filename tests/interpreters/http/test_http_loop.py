@@ -1,7 +1,7 @@
 """The full agent loop against a real HTTP server replaying recorded provider conversations.
 
 ``stream_fn`` is left to ``None``, so the interpreters use their default HTTP stream functions
-(:func:`interpreters.http.stream_http` / :func:`~interpreters.http.astream_http`); the model comes
+(:func:`interpreters.streams.http.stream_http` / :func:`~interpreters.streams.http.astream_http`); the model comes
 from the catalog with its ``base_url`` pointed at the local server. The tools are real ``@tool``
 functions, so the second request carries results computed here, not recorded ones.
 """

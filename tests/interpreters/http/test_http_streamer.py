@@ -13,12 +13,12 @@ from harness import CONTEXT, one_call
 from http_script_server import Reply, ScriptServer, chat_model, reply_from
 from corpus import load, requires_corpus
 
-import interpreters.http.aio as http_aio  # the default instances' cache, looked into
+import interpreters.streams.http.aio as http_aio  # the default instances' cache, looked into
 from agentcore import replace
 from agentcore.llm import StreamOptions
 from agentcore.messages import Model
 from agentcore.providers import custom_openai_model, get_model
-from interpreters.http import (
+from interpreters.streams.http import (
     AsyncHttpStreamer,
     HttpStreamer,
     astream_http,

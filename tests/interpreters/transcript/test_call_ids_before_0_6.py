@@ -19,7 +19,7 @@ from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model
 from flavours import FLAVOURS, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, replay_llm, resume, state_at
-from interpreters.scripted import Reply
+from interpreters.streams.scripted import Reply
 from interpreters.transcript import VERSION, read_transcript
 
 DATA = Path(__file__).parents[2] / "data"

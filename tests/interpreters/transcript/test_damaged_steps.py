@@ -28,7 +28,7 @@ import rich_run
 from interpreters import resume
 from interpreters.cli.command import main
 from interpreters.replay import ReplayDivergence, areplay_llm, llm_request_at, replay, replay_llm, state_at
-from interpreters.resuming import continue_transcript
+from interpreters.replay.recovery import continue_transcript
 from interpreters.transcript import TranscriptError, read_transcript
 
 Damage = tuple[str, int, bytes]

@@ -27,7 +27,7 @@ from agentcore.messages import Cost, TextContent, ToolCall, ToolResultMessage, U
 from agentcore.tools import AgentToolResult
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply, tool_call
+from interpreters.streams.scripted import Reply, tool_call
 from interpreters.transcript import read_transcript
 
 MODEL = Model(id="m", api="test", provider="test")

@@ -23,7 +23,7 @@ from agentcore import ToolResultMessage
 from agentcore.codec import to_json
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
 from clocks import clock

@@ -28,7 +28,7 @@ from flavours import ASYNCIO, SYNC
 from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
 from agentcore.stream import StartEvent
 from interpreters.replay import replay
-from interpreters.scripted import Reply, ScriptedCall, tool_call
+from interpreters.streams.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import (
     TranscriptError,
     TranscriptRecorder,

@@ -18,7 +18,7 @@ from clocks import StoppedClock
 from flavours import SYNC
 from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
-from interpreters.scripted import Reply, ScriptedCall
+from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import read_transcript
 from sample_tools import add_text
 

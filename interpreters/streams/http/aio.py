@@ -3,8 +3,8 @@
 :class:`AsyncHttpStreamer` (one :class:`httpx.AsyncClient`) is an async ``stream_fn``;
 :func:`astream_http`, what ``stream_fn=None`` means under ``interpreters.aio``, uses
 :func:`default_async_streamer`, one per running event loop (closed when the loop shuts down).
-An abort cancels the pump task. The decisions are :class:`~interpreters.http.session.Session`'s,
-as for the sync twin in :mod:`interpreters.http.sync`.
+An abort cancels the pump task. The decisions are :class:`~interpreters.streams.http.session.Session`'s,
+as for the sync twin in :mod:`interpreters.streams.http.sync`.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class AsyncHttpStreamer(BaseStreamer):
     async def stream(self, model: Model, context: LlmContext,
                      options: StreamOptions) -> AsyncGenerator[StreamEvent, None]:
         """The stream events of one reply; never raises, ends with a final event. Carries out
-        the steps of the call's :class:`~interpreters.http.session.Plan`."""
+        the steps of the call's :class:`~interpreters.streams.http.session.Plan`."""
         plan = Plan(self, self.client, model, context, options)
         signal = options.signal
         woken = asyncio.Event()

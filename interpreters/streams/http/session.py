@@ -7,8 +7,8 @@ None)``, ``("error", exc)``, ``("abort", None)``) one by one and answers with th
 to yield and what to do next: read on, stop, or retry after a delay (:class:`RetryPolicy`,
 ``retry-after`` headers, ``max_retry_delay_ms``). :class:`Plan` is the whole call as steps
 (prepare, the hooks, each attempt, the abort's checks, the backoff), and :class:`BaseStreamer`
-the settings both streamers have. The streamers in :mod:`interpreters.http.sync` and
-:mod:`interpreters.http.aio` only carry out the steps: move bytes and wait.
+the settings both streamers have. The streamers in :mod:`interpreters.streams.http.sync` and
+:mod:`interpreters.streams.http.aio` only carry out the steps: move bytes and wait.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from agentcore.providers.catalog import ENV_KEYS
 from agentcore.providers.registry import Codec, codec_for
 from agentcore.stream import ErrorEvent, PartialAssistantMessage, StreamEvent
 
-from ..clock import now_ms
-from ..secrets import redact_key, redact_key_bytes
+from ...runtime.clock import now_ms
+from ...secrets import redact_key, redact_key_bytes
 
 __all__ = [
     "ABORT",
@@ -496,8 +496,8 @@ Step: TypeAlias = "Give | CallHook | Open | Backoff | str"
 
 
 class BaseStreamer:
-    """What :class:`~interpreters.http.sync.HttpStreamer` and
-    :class:`~interpreters.http.aio.AsyncHttpStreamer` share, as httpx's ``BaseClient`` is to
+    """What :class:`~interpreters.streams.http.sync.HttpStreamer` and
+    :class:`~interpreters.streams.http.aio.AsyncHttpStreamer` share, as httpx's ``BaseClient`` is to
     ``Client`` and ``AsyncClient``: the settings, and :class:`Plan`, one call as the steps a
     twin carries out. The twins keep only the I/O: the client, the pump, the waits."""
 

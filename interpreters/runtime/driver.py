@@ -125,8 +125,8 @@ from agentcore.suspension import run_settings
 from agentcore.texts import STREAM_ENDED_TEXT, suspension_version_text
 
 from .clock import now_ms
-from .secrets import REDACTED, environment_key
-from .signal import AbortSignal
+from ..secrets import REDACTED, environment_key
+from ..signal import AbortSignal
 
 __all__ = [
     "AS_THEY_ARRIVE",
@@ -230,7 +230,7 @@ def observers(journal: Journals) -> tuple[Journal, ...]:
     for item in found:
         if not isinstance(item, Journal):
             raise TypeError(f"journal= takes Journal instances (a TranscriptRecorder, a TracingObserver, "
-                            f"or a subclass of interpreters.driver.Journal), not {_a(type(item).__name__)}")
+                            f"or a subclass of interpreters.runtime.driver.Journal), not {_a(type(item).__name__)}")
     return found
 
 
@@ -1373,7 +1373,7 @@ def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, 
                     secrets: Sequence[str], start: Callable[[Journals], _R]) -> _R:
     """``start(journals)``: the run of a resumed suspension, given ``journal=`` and the recorder
     that continues ``transcript`` (a path, or ``None``: none) and never writes ``secrets``. That
-    recorder claims the file before it reads it (:func:`interpreters.resuming.continue_transcript`:
+    recorder claims the file before it reads it (:func:`interpreters.replay.recovery.continue_transcript`:
     a suspension is resumed at most once per transcript), and lets go of it if the run cannot
     start."""
     if isinstance(secrets, str):
@@ -1383,8 +1383,8 @@ def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, 
             raise ValueError("resume_suspended(): secrets= is for the transcript the run goes on in "
                              "(transcript=path), and none was given: give a journal's recorder its own secrets=")
         return start(journal)
-    from .resuming import continue_transcript  # built on the runners: imported when used
-    from .transcript import TranscriptRecorder
+    from ..replay.recovery import continue_transcript  # built on the runners: imported when used
+    from ..transcript import TranscriptRecorder
 
     for journal_ in observers(journal):
         if isinstance(journal_, TranscriptRecorder) and journal_.continues(transcript):

@@ -5,11 +5,11 @@ as data and folds the response body, chunk by chunk, into stream events. This pa
 other half, and the only one that touches the network. It is what ``stream_fn=None`` means: the
 sync interpreter uses :func:`stream_http`, the asyncio interpreter :func:`astream_http`.
 
-- :mod:`interpreters.http.session`: one call as data, the decisions of a call (retries,
-  errors, aborts) and the call as steps (:class:`~interpreters.http.session.Plan`), with no
+- :mod:`interpreters.streams.http.session`: one call as data, the decisions of a call (retries,
+  errors, aborts) and the call as steps (:class:`~interpreters.streams.http.session.Plan`), with no
   I/O, shared by both streamers;
-- :mod:`interpreters.http.sync`: :class:`HttpStreamer` (httpx, a pump thread);
-- :mod:`interpreters.http.aio`: :class:`AsyncHttpStreamer` (httpx async, a pump task).
+- :mod:`interpreters.streams.http.sync`: :class:`HttpStreamer` (httpx, a pump thread);
+- :mod:`interpreters.streams.http.aio`: :class:`AsyncHttpStreamer` (httpx async, a pump task).
 
 Theory of operation
 -------------------
@@ -22,10 +22,10 @@ One call is a small conversation between three parties:
 * the **abort callback**, registered on ``options.signal``, puts ``("abort", None)`` into the same
   queue and tears the exchange down at once (sync: shuts the socket down and closes the httpx
   response from the aborting thread; async: cancels the pump task);
-* the **stream generator** carries out the steps of a :class:`~interpreters.http.session.Plan`,
+* the **stream generator** carries out the steps of a :class:`~interpreters.streams.http.session.Plan`,
   the call written once for both flavours: open an exchange, start its pump, receive its next
   queue item, call a hook, give stream events, back off before a retry. The plan hands each
-  queue item to :class:`~interpreters.http.session.Session`, a sans-IO state machine, which
+  queue item to :class:`~interpreters.streams.http.session.Session`, a sans-IO state machine, which
   answers with the stream events to yield and what to do next: read on, stop, or retry after
   a delay.
 

@@ -63,13 +63,14 @@ from agentcore.effects import RunSuspended
 from agentcore.state import Finished, Suspended
 from agentcore import Suspension
 
-from .clock import now_ms
-from .driver import with_config_model
-from .replay import Comparator, Divergence, ReplayDivergence, ReplayOptions, step_recorded
-from .secrets import REDACTED
-from .signal import AbortSignal
-from .transcript.format import CALLER_SECRETS
-from .transcript import (
+from ..runtime.clock import now_ms
+from ..runtime.driver import with_config_model
+from .compare import Comparator, Divergence, ReplayDivergence, ReplayOptions
+from .strict import step_recorded
+from ..secrets import REDACTED
+from ..signal import AbortSignal
+from ..transcript.format import CALLER_SECRETS
+from ..transcript import (
     EffectEncoder,
     FlushMode,
     Transcript,
@@ -395,7 +396,7 @@ def resume(
     transcript is appended to (``flush``, ``fsync``, ``secrets``: as for the recorder); a
     finished run returns a stream with no events.
     """
-    from .sync import AgentEventStream, SyncRun
+    from ..sync import AgentEventStream, SyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync, "resume")
     return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
@@ -415,7 +416,7 @@ def aresume(
     fsync: bool = False,
 ) -> Any:
     """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
-    from .aio import AgentEventStream, AsyncRun
+    from ..aio import AgentEventStream, AsyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync, "aresume")
     return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,

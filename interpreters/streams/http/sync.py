@@ -3,7 +3,7 @@
 :class:`HttpStreamer` (one :class:`httpx.Client`, connections reused) is a sync ``stream_fn``;
 :func:`stream_http`, what ``stream_fn=None`` means under the sync interpreter, uses the
 process-wide :func:`default_streamer`. An abort shuts the socket down from the aborting thread,
-which wakes a blocked read at once. The decisions are :class:`~interpreters.http.session.Session`'s.
+which wakes a blocked read at once. The decisions are :class:`~interpreters.streams.http.session.Session`'s.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class HttpStreamer(BaseStreamer):
 
     def stream(self, model: Model, context: LlmContext, options: StreamOptions) -> Iterator[StreamEvent]:
         """The stream events of one reply; never raises, ends with a final event. Carries out
-        the steps of the call's :class:`~interpreters.http.session.Plan`."""
+        the steps of the call's :class:`~interpreters.streams.http.session.Plan`."""
         plan = Plan(self, self.client, model, context, options)
         signal = options.signal
         woken = threading.Event()

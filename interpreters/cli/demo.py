@@ -26,8 +26,8 @@ from agentcore import (
     UserMessage,
 )
 
-from .scripted import Reply, ScriptedModel
-from .tool import tool
+from ..streams.scripted import Reply, ScriptedModel
+from ..tool import tool
 
 __all__ = [
     "DEMO_MODEL",
