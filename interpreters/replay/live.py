@@ -219,7 +219,7 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     The effects are compared scrubbed of secrets as the recorder scrubbed the recording's: the
     config's keys and headers, and ``secrets`` (give the recorder's ``secrets=``).
     """
-    from ..sync import AgentEventStream, SyncRun
+    from ..runtime.threads import AgentEventStream, SyncRun
 
     t, checker, model = _llm_setup(source, options, config, secrets)
     order = _RecordedOrder(t)
@@ -247,7 +247,7 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
                       options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None,
                       secrets: Sequence[str] = ()) -> ReplayResult:
     """:func:`replay_llm` on the asyncio interpreter (``async def`` tools and hooks awaited)."""
-    from ..aio import AgentEventStream, AsyncRun
+    from ..runtime.tasks import AgentEventStream, AsyncRun
 
     t, checker, model = _llm_setup(source, options, config, secrets)
     order = _RecordedOrder(t)

@@ -10,8 +10,8 @@ waiting for an answer and goes on live from there, appending to the same transcr
   stream is marked superseded in the transcript (a ``resumed_from_step`` line);
 - a run that had finished gives an event stream with no events.
 
-The live part runs on the ordinary runners (:class:`interpreters.sync.SyncRun`,
-:class:`interpreters.aio.AsyncRun`), started from the recorded state with the outstanding
+The live part runs on the ordinary runners (:class:`interpreters.runtime.threads.SyncRun`,
+:class:`interpreters.runtime.tasks.AsyncRun`), started from the recorded state with the outstanding
 effects. See ``docs/replay.md``. (The module is not named ``resume``: importing it would then
 shadow the function ``interpreters.resume``.)
 
@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from returns.result import Failure
 
@@ -64,7 +64,7 @@ from agentcore.state import Finished, Suspended
 from agentcore import Suspension
 
 from ..runtime.clock import now_ms
-from ..runtime.driver import with_config_model
+from ..runtime.driver import Journals, observers, with_config_model
 from .compare import Comparator, Divergence, ReplayDivergence, ReplayOptions
 from .strict import step_recorded
 from ..secrets import REDACTED
@@ -83,7 +83,7 @@ from ..transcript import (
     read_transcript,
 )
 
-__all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume", "transcript_difference"]
+__all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume", "transcript_difference", "with_transcript"]
 
 
 class AlreadyResumed(TranscriptError):
@@ -396,7 +396,7 @@ def resume(
     transcript is appended to (``flush``, ``fsync``, ``secrets``: as for the recorder); a
     finished run returns a stream with no events.
     """
-    from ..sync import AgentEventStream, SyncRun
+    from ..runtime.threads import AgentEventStream, SyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync, "resume")
     return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
@@ -416,8 +416,54 @@ def aresume(
     fsync: bool = False,
 ) -> Any:
     """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
-    from ..aio import AgentEventStream, AsyncRun
+    from ..runtime.tasks import AgentEventStream, AsyncRun
 
     plan, recorder = _start_resume(path, config, secrets, flush, fsync, "aresume")
     return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
                                      outstanding=plan.outstanding))
+
+
+_R = TypeVar("_R")
+
+
+def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, config: AgentLoopConfig,
+                    secrets: Sequence[str], start: Callable[[Journals], _R]) -> _R:
+    """``start(journals)``: the run of a resumed suspension, given ``journal=`` and the recorder
+    that continues ``transcript`` (a path, or ``None``: none) and never writes ``secrets``. That
+    recorder claims the file before it reads it (:func:`interpreters.replay.recovery.continue_transcript`:
+    a suspension is resumed at most once per transcript), and lets go of it if the run cannot
+    start."""
+    if isinstance(secrets, str):
+        raise TypeError("resume_suspended() argument 'secrets' must be a list of strings, not a str")
+    if transcript is None:
+        if secrets:
+            raise ValueError("resume_suspended(): secrets= is for the transcript the run goes on in "
+                             "(transcript=path), and none was given: give a journal's recorder its own secrets=")
+        return _going_on(journal, suspension, start)
+    journals = observers(journal)
+    for journal_ in journals:
+        if isinstance(journal_, TranscriptRecorder) and journal_.continues(transcript):
+            journal_.add_secrets(secrets)  # the journal that recorded the suspension goes on in the file
+            return _going_on(journal, suspension, start)
+    recorder = continue_transcript(transcript, suspension, config, secrets=secrets, fn="resume_suspended")
+    try:
+        return _going_on((*journals, recorder), suspension, start)
+    except BaseException:
+        recorder.close()
+        raise
+
+
+def _going_on(journal: Journals, suspension: Suspension, start: Callable[[Journals], _R]) -> _R:
+    """``start(journal)``, each recorder of ``journal`` that recorded the run up to
+    ``suspension`` going on at the end of its file first (claimed, checked: at most once)."""
+    went_on = []
+    try:
+        for journal_ in observers(journal):
+            if isinstance(journal_, TranscriptRecorder) and journal_.recorded_suspension():
+                journal_.go_on(continue_transcript(journal_.path, suspension, **journal_.continuation_options()))
+                went_on.append(journal_)
+        return start(journal)
+    except BaseException:
+        for recorder in went_on:
+            recorder.close()
+        raise

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections import deque
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, TypeVar
+from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
 
@@ -151,7 +151,6 @@ __all__ = [
     "checked_suspension",
     "suspended_state",
     "with_config_model",
-    "with_transcript",
     "deliver",
     "is_message",
     "observers",
@@ -1364,38 +1363,6 @@ def with_config_model(state: LoopState, config: AgentLoopConfig, fn: str) -> Loo
     if state.run.model == config.model:
         return state
     return replace(state, run=replace(state.run, model=config.model))
-
-
-_R = TypeVar("_R")
-
-
-def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, config: AgentLoopConfig,
-                    secrets: Sequence[str], start: Callable[[Journals], _R]) -> _R:
-    """``start(journals)``: the run of a resumed suspension, given ``journal=`` and the recorder
-    that continues ``transcript`` (a path, or ``None``: none) and never writes ``secrets``. That
-    recorder claims the file before it reads it (:func:`interpreters.replay.recovery.continue_transcript`:
-    a suspension is resumed at most once per transcript), and lets go of it if the run cannot
-    start."""
-    if isinstance(secrets, str):
-        raise TypeError("resume_suspended() argument 'secrets' must be a list of strings, not a str")
-    if transcript is None:
-        if secrets:
-            raise ValueError("resume_suspended(): secrets= is for the transcript the run goes on in "
-                             "(transcript=path), and none was given: give a journal's recorder its own secrets=")
-        return start(journal)
-    from ..replay.recovery import continue_transcript  # built on the runners: imported when used
-    from ..transcript import TranscriptRecorder
-
-    for journal_ in observers(journal):
-        if isinstance(journal_, TranscriptRecorder) and journal_.continues(transcript):
-            journal_.add_secrets(secrets)  # the journal that recorded the suspension goes on in the file
-            return start(journal)
-    recorder = continue_transcript(transcript, suspension, config, secrets=secrets, fn="resume_suspended")
-    try:
-        return start((*observers(journal), recorder))
-    except BaseException:
-        recorder.close()
-        raise
 
 
 def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfig, tools: Sequence[Any] | None,

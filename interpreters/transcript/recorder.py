@@ -37,7 +37,6 @@ from agentcore.config import hooks_set
 from agentcore.effects import Emit, RunEnded, RunSuspended
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
 from agentcore.inputs import StreamEventReceived
-from agentcore.state import Suspended, Suspension
 from agentcore.stream import PartialAssistantMessage, StartEvent
 
 from ..runtime.clock import now_ms
@@ -341,13 +340,9 @@ class TranscriptRecorder(Journal):
     def run_started(self, state: LoopState) -> None:
         """The run starts from ``state``: the header's initial state (a resumed run starts from
         its suspended state). A recorder records one run: one that recorded a run already is
-        refused (``ValueError``), before anything runs, but for the run it recorded up to its
-        suspension, resumed: it goes on recording it at the end of its file, as
-        ``transcript=path`` would (:func:`interpreters.replay.recovery.continue_transcript`: at most
-        once per suspension), with its own secrets, ``flush`` and ``fsync``."""
-        if self._closed and self._suspended and isinstance(state.phase, Suspended):
-            self._go_on(state)
-            return
+        refused (``ValueError``), before anything runs. (The recorder of a run up to its
+        suspension, given to the resumed run, goes on recording it at the end of its file:
+        :meth:`recorded_suspension`, :meth:`go_on`.)"""
         if self._closed or self._used:
             what = ("the recorder is closed: it recorded a run already, or close() was called" if self._closed
                     else "this recorder recorded a run already")
@@ -366,17 +361,26 @@ class TranscriptRecorder(Journal):
         except OSError:
             return False
 
-    def _go_on(self, state: LoopState) -> None:
-        """Become the recorder that continues this file with the resumed run of ``state``."""
-        from ..replay.recovery import continue_transcript  # built on the runners: imported when used
+    def recorded_suspension(self) -> bool:
+        """Whether this recorder recorded a run up to its suspension (and let go of the file):
+        given as the resumed run's journal, it goes on recording that run at the end of its
+        file (:meth:`go_on`), as ``transcript=path`` would, with its own secrets, ``flush`` and
+        ``fsync`` (:meth:`continuation_options`)."""
+        return self._closed and self._suspended
 
-        assert isinstance(state.phase, Suspended)
+    def continuation_options(self) -> dict[str, Any]:
+        """What the recorder that continues this file takes from this one: the config, the
+        secrets it was given, ``flush`` and ``fsync`` (keyword arguments of
+        :func:`interpreters.replay.recovery.continue_transcript`)."""
+        return {"config": self._config, "secrets": self._given, "flush": self.flush_mode, "fsync": self.fsync}
+
+    def go_on(self, continuation: TranscriptRecorder) -> None:
+        """Become ``continuation``, the recorder that continues this file with the resumed run
+        (made with :meth:`continuation_options`); it keeps the secrets this one knows."""
         known = self.secrets
-        other = continue_transcript(self.path, Suspension(state, state.phase.pending), self._config,
-                                    secrets=self._given, flush=self.flush_mode, fsync=self.fsync)
-        self.__dict__.update(other.__dict__)
-        other._writer = other._file = None  # the file (and what is held) is this recorder's now
-        other._buffer, other._closed = [], True
+        self.__dict__.update(continuation.__dict__)
+        continuation._writer = continuation._file = None  # the file (and what is held) is this recorder's now
+        continuation._buffer, continuation._closed = [], True
         self.secrets = self.encoder.secrets = merge_secrets(self.secrets, known)
 
     def run_closed(self) -> None:

@@ -390,7 +390,7 @@ def test_llm_only_replay_feeds_the_answers_after_an_abort_in_the_recorded_order(
 
 def test_llm_only_replay_stops_a_tool_the_recorded_abort_stopped_before_it_started(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import interpreters.sync as sync
+    import interpreters.runtime.threads as sync
     from interpreters import AbortSignal
 
     log: list[str] = []
