@@ -32,6 +32,7 @@ finish with their own results; calls not reached yet get an aborted result as th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
 from returns.result import Failure
@@ -68,7 +69,7 @@ from .inputs import (
     ToolTimedOut,
     ToolUpdated,
 )
-from .messages import AssistantMessage, ToolResultMessage
+from .messages import AssistantMessage, ToolCall, ToolResultMessage
 from .records import Record
 from .state import RunningTools, ToolSlot
 from .texts import (
@@ -83,6 +84,7 @@ from .texts import (
     decisions_shape_text,
     deferred_text,
     wrong_decision_text,
+    waits_for_text,
     invalid_json_text,
     length_cutoff_text,
     not_found_text,
@@ -90,10 +92,10 @@ from .texts import (
     slot_not_waiting_text,
     timed_out_text,
 )
-from .tools import AgentToolResult, PendingCall, error_result, validate_arguments
+from .tools import AgentToolResult, PendingCall, ToolPolicy, ToolSpec, error_result, validate_arguments
 
 __all__ = ["ANSWERS", "BatchDone", "BatchPaused", "ToolAnswer", "abort", "answer", "decide", "decision_problem", "decisions_problem",
-           "problem", "slot_of", "start"]
+           "problem", "slot_of", "start", "waits_problem"]
 
 ToolAnswer: TypeAlias = (ArgumentsPrepared | BeforeToolCallDecided | ToolUpdated | ToolFinished | ToolFailed
                          | ToolTimedOut | AfterToolCallDecided | HookFailed | ApprovalChecked | ToolCallDecided)
@@ -152,11 +154,22 @@ def start(s: Draft, reply: AssistantMessage) -> BatchOutcome:
             s.emit(ToolExecutionEndEvent(call.id, call.name, result, True))
             results.append(_emit_message(s, ToolSlot(call, "done", result=result, is_error=True, at=s.at)))
         return BatchDone(reply, tuple(results), True)
-    sequential = s.tool_execution == "sequential" or any(
+    s.phase = RunningTools(reply, _sequential(s, calls), tuple(ToolSlot(c) for c in calls))
+    return _advance(s)
+
+
+def _sequential(s: Draft, calls: tuple[ToolCall, ...]) -> bool:
+    """The calls run one at a time: the run's mode says so, or a called tool declares it."""
+    return s.tool_execution == "sequential" or any(
         (spec := s.tool_index.get(c.name)) is not None and spec.execution_mode == "sequential" for c in calls
     )
-    s.phase = RunningTools(reply, sequential, tuple(ToolSlot(c) for c in calls))
-    return _advance(s)
+
+
+def _one_at_a_time(s: Draft, b: RunningTools) -> bool:
+    """A batch that started parallel, whose calls the tools and mode in force now run one at a
+    time: a run resumed under other code (``Resumed.settings``). The calls approved at the
+    resume then run one after the other, in call order."""
+    return _sequential(s, b.message.tool_calls)
 
 
 def answer(s: Draft, inp: ToolAnswer) -> BatchOutcome:
@@ -244,6 +257,20 @@ def decisions_problem(pending: tuple[PendingCall, ...], decisions: tuple[tuple[s
                 wrong.append(problem)
     if missing or extra or repeated or wrong:
         return decisions_problem_text(missing, extra, wrong, repeated)
+    return None
+
+
+def waits_problem(pending: tuple[PendingCall, ...], tools: tuple[ToolSpec, ...],
+                  policies: Mapping[str, ToolPolicy]) -> str | None:
+    """Why the pending calls of a suspended run cannot go on under ``tools`` and ``policies``
+    (a resuming code's: ``None`` when they can): a call waits for what its tool, as declared
+    there, does not make it wait for. A deferred tool's call waits for a result (it never runs
+    here), any other's for an approval; a call of a tool that is not there is not looked at (an
+    approval of it gets the "not found" result)."""
+    names = {t.name for t in tools}
+    for p in pending:
+        if p.tool_name in names and (policies.get(p.tool_name) == "deferred") != (p.waits_for == "result"):
+            return waits_for_text(p.tool_call_id, p.tool_name, p.waits_for)
     return None
 
 
@@ -406,14 +433,17 @@ def _apply(s: Draft, index: int, decision: Decision) -> None:
         _complete(s, index, error_result(decision.reason or DENIED_TEXT), True)
     elif isinstance(decision, ToolOutput):
         _executed(s, index, decision.result, decision.is_error)  # type: ignore[arg-type]  # checked
-    elif decision.arguments is None:
-        _ready(s, index, slot.args)
-    else:
-        edited = validate_arguments(s.tool_index[slot.call.name], decision.arguments)
-        if isinstance(edited, Failure):
-            _complete(s, index, error_result(edited.failure()), True)
+    else:  # Approve: checked against the tool as the tools in force declare it (a resumed run's are the
+        # resuming code's: what a stored suspension says the call was checked against is not taken)
+        spec = s.tool_index.get(slot.call.name)
+        if spec is None:
+            _complete(s, index, error_result(not_found_text(slot.call.name)), True)
+            return
+        checked = validate_arguments(spec, slot.args if decision.arguments is None else decision.arguments)
+        if isinstance(checked, Failure):
+            _complete(s, index, error_result(checked.failure()), True)
         else:
-            _ready(s, index, edited.unwrap())
+            _ready(s, index, checked.unwrap())
 
 
 def _ready(s: Draft, index: int, args: Any) -> None:
@@ -492,6 +522,10 @@ def _advance(s: Draft) -> BatchOutcome:
         if not b.sequential:
             ready = [i for i, slot in enumerate(slots) if slot.step == "ready"]
             if ready:
+                if _one_at_a_time(s, b):  # resumed under code that runs these calls one at a time
+                    if any(slot.step in _WAITING for slot in slots):
+                        return None
+                    ready = ready[:1]
                 for i in ready:
                     _execute(s, i)
                 continue

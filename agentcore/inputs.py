@@ -15,7 +15,7 @@ from .frozen import JSON, freeze
 from .messages import AgentMessage, Model, TextContent
 from .records import Record, set_field
 from .stream import StreamEvent
-from .tools import AgentToolResult, ToolPolicy, ToolSpec
+from .tools import AgentToolResult, ToolExecutionMode, ToolPolicy, ToolSpec
 
 __all__ = [
     "AbortRequested",
@@ -249,11 +249,12 @@ class ToolCallDecided(Record, frozen=True, tag="tool_call_decided"):
 class RunSettings(Record, frozen=True, tag="run_settings"):
     """What the code that resumes a suspended run puts in force for the rest of the run: its
     model, the hooks its config sets (``get_api_key`` aside: the core never asks it), its
-    budgets (``None``: none), and its tools (their specs and which calls wait for a decision;
-    ``None``: the suspended state's). The turns, tokens and cost used so far are kept. A stored
-    suspension is data anyone could have edited: what decides whether a tool call needs an
-    approval comes from the resuming code. Build one with
-    :func:`agentcore.suspension.run_settings`."""
+    budgets (``None``: none), its tools (their specs and which calls wait for a decision;
+    ``None``: the suspended state's) and its ``tool_execution`` (``None``: the suspended
+    state's). The turns, tokens and cost used so far are kept. A stored suspension is data
+    anyone could have edited: what decides whether a tool call needs an approval, the schema its
+    arguments are checked against and whether calls run one at a time come from the resuming
+    code. Build one with :func:`agentcore.suspension.run_settings`."""
 
     model: Model
     hooks: frozenset[str] = frozenset()
@@ -262,6 +263,7 @@ class RunSettings(Record, frozen=True, tag="run_settings"):
     max_cost_usd: float | None = None
     tools: tuple[ToolSpec, ...] | None = None
     tool_policies: Mapping[str, ToolPolicy] | None = None
+    tool_execution: ToolExecutionMode | None = None
 
 
 class Resumed(Record, frozen=True, tag="resumed"):

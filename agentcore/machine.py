@@ -616,8 +616,9 @@ _CONVERTING: Final = frozenset({"convert_to_llm", "transform_context"})
 
 
 def _put_in_force(s: Draft, settings: RunSettings) -> None:
-    """The model, hooks, budgets and tools of a resumed run; what it used so far is kept. The
-    kept LLM view of the conversation goes or comes back with the hooks that do the conversion."""
+    """The model, hooks, budgets, tools and tool execution mode of a resumed run; what it used so
+    far is kept. The kept LLM view of the conversation goes or comes back with the hooks that do
+    the conversion."""
     if settings.hooks != s.hooks:
         if bool(settings.hooks & _CONVERTING) != bool(s.hooks & _CONVERTING):
             s.llm_messages = llm_view(s.messages, settings.hooks)
@@ -632,6 +633,8 @@ def _put_in_force(s: Draft, settings: RunSettings) -> None:
         s.tool_index = index_tools(settings.tools)
     if settings.tool_policies is not None:
         s.tool_policies = settings.tool_policies
+    if settings.tool_execution is not None:
+        s.tool_execution = settings.tool_execution
 
 
 def _settings_problem(settings: Any) -> str | None:
@@ -837,7 +840,12 @@ def _check(s: LoopState, inp: Input) -> str | None:
         return None
     if isinstance(inp, Resumed):
         assert isinstance(phase, Suspended)
-        return _settings_problem(inp.settings) or batch.decisions_problem(phase.pending, inp.decisions)
+        settings = inp.settings
+        return (_settings_problem(settings)
+                or (batch.waits_problem(phase.pending, settings.tools, settings.tool_policies)
+                    if settings is not None and settings.tools is not None and settings.tool_policies is not None
+                    else None)
+                or batch.decisions_problem(phase.pending, inp.decisions))
     input_id = getattr(inp, "id", None)
     if input_id is None:
         return _answer_problem(inp)

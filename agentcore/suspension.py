@@ -594,8 +594,8 @@ def _view_problem(run: RunState) -> str | None:
 def run_settings(config: AgentLoopConfig, tools: Sequence[AgentTool | ToolSpec] | None = None) -> RunSettings:
     """What ``config`` and ``tools`` (the resuming context's; ``None``: keep the suspended
     state's) put in force for the rest of a resumed run (``Resumed.settings``): the model, the
-    hooks the config sets, its budgets, the tools' specs and which of their calls wait for a
-    decision.
+    hooks the config sets, its budgets and ``tool_execution``, the tools' specs and which of
+    their calls wait for a decision.
 
     >>> from agentcore import AgentLoopConfig, AgentTool, Model
     >>> rm = AgentTool("rm", "rm", "", {"type": "object"}, print, requires_approval=True)
@@ -609,4 +609,4 @@ def run_settings(config: AgentLoopConfig, tools: Sequence[AgentTool | ToolSpec] 
     specs = None if tools is None else tuple(spec_of(t) for t in tools)
     return RunSettings(config.model, hooks_set(config) - {"get_api_key"}, config.max_turns, config.max_total_tokens,
                        float(cost) if cost is not None else None, specs,
-                       None if tools is None else tool_policies(tools))
+                       None if tools is None else tool_policies(tools), config.tool_execution)

@@ -42,6 +42,7 @@ __all__ = [
     "suspension_field_text",
     "suspension_parts_text",
     "value_difference_text",
+    "waits_for_text",
     "wrong_decision_text",
     "NO_ERROR_MESSAGE_TEXT",
     "REQUEST_ABORTED_TEXT",
@@ -301,6 +302,19 @@ def other_state_text(detail: str) -> str:
     'is at this suspension with another state: state.run.turns is 1 in the transcript, 0 in this suspension'
     """
     return f"is at this suspension with another state: {detail}"
+
+
+def waits_for_text(call_id: str, name: str, waits_for: str) -> str:
+    """A stored suspension whose pending call waits for what its tool, as the resuming code
+    declares it, does not make it wait for.
+
+    >>> print(waits_for_text("c4", "ask", "approval"))
+    Cannot resume: the suspension shows tool call c4 waiting for an approval, but ask is a deferred tool in the resuming code's tools: its result comes from outside the run, it never runs here (resume a suspension as agentcore.codec.to_json wrote it, with the tools of the run that suspended)
+    """
+    why = ("is a deferred tool in the resuming code's tools: its result comes from outside the run, it never runs here"
+           if waits_for == "approval" else "is not a deferred tool in the resuming code's tools: its calls run here")
+    return (f"Cannot resume: the suspension shows tool call {call_id} waiting for {_an(waits_for)}, but {name} {why} "
+            "(resume a suspension as agentcore.codec.to_json wrote it, with the tools of the run that suspended)")
 
 
 def wrong_decision_text(call_id: str, waits_for: str, decision: str) -> str:

@@ -117,7 +117,7 @@ from agentcore import (
     DoneEvent,
     ErrorEvent,
 )
-from agentcore.batch import decisions_problem
+from agentcore.batch import decisions_problem, waits_problem
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
 from agentcore.state import Suspended
@@ -1369,8 +1369,10 @@ def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfi
                   clock: Callable[[], int], fn: str) -> Resumed:
     """``decisions`` (tool call id → ``Approve`` / ``Deny`` / ``ToolOutput``) as the core's
     input, in the order of the pending calls (ids nothing waits for after them), with the
-    model, hooks and budgets of ``config`` and the specs and policies of ``tools`` in force
-    (:func:`agentcore.suspension.run_settings`)."""
+    model, hooks, budgets and ``tool_execution`` of ``config`` and the specs and policies of
+    ``tools`` in force (:func:`agentcore.suspension.run_settings`). A pending call that waits
+    for what its tool, as ``tools`` declare it, does not make it wait for is refused
+    (``ValueError``)."""
     if not isinstance(decisions, Mapping):
         raise TypeError(f"{fn}() argument 'decisions' must be a mapping of tool call id to Approve, Deny "
                         f"or ToolOutput, not {_a(type(decisions).__name__)}")
@@ -1381,10 +1383,14 @@ def resumed_input(decisions: Any, suspension: Suspension, config: AgentLoopConfi
     order = [p.tool_call_id for p in suspension.pending]
     ids = [i for i in order if i in decisions] + sorted((i for i in decisions if i not in order), key=str)
     given = tuple((i, decisions[i]) for i in ids)
-    problem = decisions_problem(suspension.pending, given)
+    settings = run_settings(config, tools)
+    problem = None
+    if settings.tools is not None and settings.tool_policies is not None:
+        problem = waits_problem(suspension.pending, settings.tools, settings.tool_policies)
+    problem = problem or decisions_problem(suspension.pending, given)
     if problem is not None:  # refused before anything runs or is written (the core would refuse it too)
         raise ValueError(problem)
-    return Resumed(given, clock(), run_settings(config, tools))
+    return Resumed(given, clock(), settings)
 
 
 def tool_result(name: str, value: Any) -> AgentToolResult:

@@ -60,7 +60,7 @@ def test_the_resumed_run_goes_on_with_the_resuming_config_and_replays_as_it_ran(
     assert [e.type for e in events][-2:] == ["budget_reached", "agent_end"]
     resumed = next(e.input for e in read_transcript(path) if e.input.type == "resumed")
     assert resumed.settings == RunSettings(after(seen).model, frozenset({"after_tool_call"}), 1, None, None,
-                                           (spec_of(delete),), {"delete": "approval"})
+                                           (spec_of(delete),), {"delete": "approval"}, "parallel")
     result = replay(path)
     assert result.events[-len(events):] == events and result.messages == messages
 

@@ -458,3 +458,25 @@ def test_an_edit_anywhere_in_the_state_is_refused_by_the_transcript(flavour: Fla
         f'"You tidy up." in the transcript, "Obey the user in everything." in this suspension; state.run.turns is 1 '
         f'in the transcript, 0 in this suspension: not this suspension')
     assert RAN == ["ls"]
+
+
+@pytest.mark.parametrize("edit, text", [
+    (lambda d: d["state"]["phase"]["batch"].__setitem__("message", -10**30),
+     f"$.state.phase.batch.message is message {-10**30} of the conversation, which has 4"),
+    (lambda d: d["state"]["phase"]["batch"].__setitem__("message", 10**30),
+     f"$.state.phase.batch.message is message {10**30} of the conversation, which has 4"),
+    (lambda d: d["state"]["run"].__setitem__("new_messages", {"last": -3}),
+     "$.state.run.new_messages are the last -3 messages, and there are 4"),
+    (lambda d: d["state"]["run"].__setitem__("new_messages", {"last": 10**30}),
+     f"$.state.run.new_messages are the last {10**30} messages, and there are 4"),
+    (lambda d: d["state"]["run"]["last_turn"].__setitem__("message", -1),
+     "$.state.run.last_turn.message is message -1 of the conversation, which has 4"),
+], ids=["reply far before", "reply far after", "new messages negative", "new messages huge", "last turn"])
+def test_an_index_out_of_the_conversation_is_a_value_error_naming_it(edit: Any, text: str) -> None:
+    """A stored suspension (format 2) names a message by its index in the conversation: one
+    out of it is refused as it is decoded, naming the field and the index."""
+    data = to_json(runs.suspend())
+    edit(data)
+    with pytest.raises(ValueError) as info:
+        from_json(data)
+    assert str(info.value) == text
