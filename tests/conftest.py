@@ -1,30 +1,24 @@
-"""Session-wide test hygiene, and the layout's import rules.
+"""Session-wide test hygiene.
 
 The tests mirror the packages: ``tests/core`` for ``agentcore`` (``tests/core/providers`` for
 ``agentcore.providers``), ``tests/interpreters`` for ``interpreters`` (one folder per
-subpackage). The helpers several suites share are modules of this directory, which pytest puts
-on ``sys.path`` (this file is not in a package). ``tests/interpreters`` and
-``tests/interpreters/http`` are not packages: they would be imported as ``interpreters`` and
-``http``, shadowing the library and the standard library; so that a folder named
-``interpreters`` on ``sys.path`` cannot be taken for the library either, the repository comes
-first on ``sys.path`` (which also runs the tests without installing the package).
+subpackage: ``tests/interpreters/streams/http`` for ``interpreters.streams.http``). Every folder
+is a package of the package ``tests``, so a test module is imported by its full name
+(``tests.interpreters.streams.http.test_http_loop``) and no folder of tests can be taken for
+the library or the standard library. The helpers several suites share are the package
+``tests.support``. pytest puts the folder that holds the package ``tests``, the repository, on
+``sys.path`` (which also runs the tests without installing the library).
 """
 
 from __future__ import annotations
 
 import gc
-import sys
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-ROOT = str(Path(__file__).resolve().parents[1])
-if sys.path[:1] != [ROOT]:
-    sys.path.insert(0, ROOT)
-
-from flavours import FLAVOURS, Flavour  # noqa: E402
+from tests.support.flavours import FLAVOURS, Flavour
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -48,5 +42,5 @@ def _close_default_http_clients() -> Iterator[None]:
 @pytest.fixture(params=FLAVOURS, ids=str)
 def flavour(request: pytest.FixtureRequest) -> Flavour:
     """Each interpreter in turn (ids ``sync``, ``asyncio``): one object with the same calls for
-    both (tests/flavours.py)."""
+    both (tests/support/flavours.py)."""
     return request.param  # type: ignore[no-any-return]

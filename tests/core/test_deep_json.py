@@ -31,7 +31,7 @@ from agentcore.stream import (
     too_deep_at,
 )
 from agentcore.tools import AgentTool, AgentToolResult, ToolSpec, validate_arguments
-from flavours import ASYNCIO, SYNC, Flavour
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from interpreters.streams.scripted import Reply, ScriptedCall
 
 LIMIT_REASON = "nested more than 100 levels deep"

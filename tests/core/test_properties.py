@@ -4,7 +4,6 @@ nesting, chunking independence, codec round trips."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -34,6 +33,7 @@ from agentcore import (
     step,
 )
 from agentcore.codec import from_json, to_json
+from tests.support.scripts import script_env
 
 from .world import World, call, reply
 
@@ -251,8 +251,7 @@ def test_codec_round_trips_every_input_effect_and_state(pair: tuple[World, Any])
 
 SCRIPT = textwrap.dedent(
     """
-    import json, sys
-    sys.path.insert(0, sys.argv[1])
+    import json
     from tests.core.world import World, reply, call
     from agentcore import AgentContext, Model, Started, ToolSpec, UserMessage, initial_state, thaw
     from agentcore.codec import dumps
@@ -268,12 +267,10 @@ SCRIPT = textwrap.dedent(
 
 
 def test_determinism_across_hash_seeds() -> None:
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     outputs = []
     for seed in ("0", "1", "4242"):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
-        done = subprocess.run([sys.executable, "-c", SCRIPT, root], capture_output=True, text=True, env=env,
-                              check=True)
+        done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                              env=script_env(PYTHONHASHSEED=seed), check=True)
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] == outputs[2]
     assert outputs[0].count("\n") > 20

@@ -29,7 +29,7 @@ from agentcore import (
 )
 from agentcore.state import LoopState
 
-from events import types
+from tests.support.events import types
 
 from .world import World, call, reply
 

@@ -2,7 +2,7 @@
 that JSON form, and a stored one is checked before anything runs.
 
 The suspensions here are made by driving ``step`` (no interpreter); the stored version-1 ones
-in tests/data were written by the format-1 codec (tests/suspension_runs.py made them).
+in tests/data were written by the format-1 codec (tests/support/suspension_runs.py made them).
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ from agentcore import (
 )
 from agentcore.providers import codec_for
 from agentcore.stream import StreamEvent
-from clocks import StoppedClock
-from events import each_type
-from flavours import ASYNCIO, Flavour
-from http_script_server import Reply, ScriptServer, model_for
+from tests.support.clocks import StoppedClock
+from tests.support.events import each_type
+from tests.support.flavours import ASYNCIO, Flavour
+from tests.support.http_script_server import Reply, ScriptServer, model_for
 from interpreters import AbortSignal, tool
 from interpreters.runtime.driver import Run
 from interpreters.replay import replay

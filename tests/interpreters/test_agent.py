@@ -26,8 +26,8 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from clocks import clock
-from events import each_type
+from tests.support.clocks import clock
+from tests.support.events import each_type
 from interpreters import aio as aio_module
 from interpreters.agent import (
     CONTINUE_BUSY,

@@ -32,7 +32,7 @@ from agentcore import (
     TextContent,
     UserMessage,
 )
-from clocks import clock
+from tests.support.clocks import clock
 from interpreters.agent import Agent, SyncAgent
 from interpreters.streams.scripted import ScriptedModel, tool_call
 

@@ -18,7 +18,7 @@ from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
-from clocks import clock
+from tests.support.clocks import clock
 
 
 @tool(requires_approval=True)

@@ -14,8 +14,8 @@ from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Approve, AssistantMessage, Model
 from agentcore.codec import from_json, to_json
-from clocks import clock
-from flavours import Flavour
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
 from interpreters import ScriptedModel, ToolContext, agent_loop, tool
 from interpreters.replay import fork, replay, resume
 from interpreters.streams.scripted import Reply

@@ -63,8 +63,8 @@ from agentcore import (
     replace,
 )
 from agentcore.codec import to_json
-from clocks import TickingClock
-from flavours import FLAVOURS, Flavour
+from tests.support.clocks import TickingClock
+from tests.support.flavours import FLAVOURS, Flavour
 from interpreters import AbortSignal
 from interpreters.runtime.driver import Run
 

@@ -2,9 +2,8 @@
 
 The cluster (2 CPUs, no dashboard) is started once for the module. Everything the workers
 call (factories, tools, the clock) is module-level, in this file or in the shared helpers
-(tests/clocks.py, tests/sample_tools.py), so it pickles by reference; the repository, the tests
-directory and this one are put on the workers' PYTHONPATH (the repository first: a worker must
-not take ``tests/interpreters`` for the library).
+(tests/support/clocks.py, tests/support/sample_tools.py), so it pickles by reference; the
+repository is put on the workers' PYTHONPATH (it holds the library and the package ``tests``).
 """
 
 from __future__ import annotations
@@ -27,16 +26,16 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
-from clocks import clock  # noqa: E402
+from tests.support.clocks import clock  # noqa: E402
 from interpreters import ScriptedModel, run_agent_loop, tool  # noqa: E402
 from interpreters.ray import RunJob, RunResult, remote_tool, replay_many, resume_many, run_many  # noqa: E402
 from interpreters.streams.scripted import Reply, ScriptedCall  # noqa: E402
-from sample_tools import add_text  # noqa: E402
+from tests.support.sample_tools import add_text  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
 HERE = Path(__file__).resolve().parent
-WORKER_PATH = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]
+WORKER_PATH = [str(HERE.parents[1])]  # the repository: the library and the package tests
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -31,7 +31,7 @@ ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
-from clocks import clock  # noqa: E402
+from tests.support.clocks import clock  # noqa: E402
 from interpreters import ScriptedModel, aio, tool  # noqa: E402
 from interpreters.ray import RunJob, RunResult, replay_many, run_many  # noqa: E402
 from interpreters.streams.scripted import Reply, ScriptedCall  # noqa: E402
@@ -39,7 +39,7 @@ from interpreters.streams.scripted import Reply, ScriptedCall  # noqa: E402
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
-WORKER_PATH = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]
+WORKER_PATH = [str(HERE.parents[1])]  # the repository: the library and the package tests
 TAG = "AGENTCORE_TEST_RAY_CLUSTER"
 
 

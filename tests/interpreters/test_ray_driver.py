@@ -20,7 +20,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agentcore import AgentContext, AgentLoopConfig, Model  # noqa: E402
-from clocks import clock  # noqa: E402
+from tests.support.clocks import clock  # noqa: E402
 from interpreters import ScriptedModel  # noqa: E402
 from interpreters.ray import RunJob, RunResult  # noqa: E402
 from interpreters.ray.cluster import NodeInfo  # noqa: E402

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,11 +26,10 @@ from interpreters import ScriptedModel, agent_loop, aio, resume_suspended
 from interpreters.replay import aresume, replay, resume
 from interpreters.transcript import TranscriptBusy, TranscriptFile, TranscriptRecorder
 
-from clocks import clock
-from flavours import Flavour
-from suspending import script_module
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.scripts import script_command, script_env, script_module
 
-SCRIPTS = Path(__file__).parents[1] / "scripts"
 once: Any = script_module("once_agent")
 
 TIMEOUT = 30
@@ -174,8 +172,8 @@ def test_a_recorder_in_another_process_keeps_its_file_while_the_transcript_is_re
     path, markers, hold = tmp_path / "run.jsonl", tmp_path / "markers", tmp_path / "hold"
     markers.mkdir()
     hold.mkdir()
-    proc = subprocess.Popen([sys.executable, str(SCRIPTS / "once_agent.py"), "record", flavour.name, str(path),
-                             str(markers), str(hold)], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(script_command("once_agent", "record", flavour.name, str(path), str(markers), str(hold)),
+                            stderr=subprocess.PIPE, text=True, env=script_env())
     try:
         deadline = time.monotonic() + TIMEOUT
         while not (hold / "in-tool").exists():
@@ -214,9 +212,8 @@ def test_recorders_in_processes_started_at_once_leave_one_whole_transcript(flavo
         markers.mkdir()
         hold.mkdir()
         (hold / "go").write_text("go")  # no pause in the tool
-        args = [sys.executable, str(SCRIPTS / "once_agent.py"), "record", flavour.name, str(path), str(markers),
-                str(hold)]
-        procs = [subprocess.Popen(args, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        args = script_command("once_agent", "record", flavour.name, str(path), str(markers), str(hold))
+        procs = [subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=script_env()) for _ in range(3)]
         outcomes = []
         for p in procs:
             try:

@@ -11,7 +11,7 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Model
 from agentcore.effects import CallLlm
 from agentcore.state import Finished, Idle, RunningTools
-from flavours import ASYNCIO, SYNC, Flavour
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import (
     ReplayDivergence,

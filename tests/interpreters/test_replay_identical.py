@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from flavours import SYNC, Flavour
+from tests.support.flavours import SYNC, Flavour
 
 from agentcore import (
     AgentContext,

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import re
 import signal
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -17,16 +15,12 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from flavours import SYNC
+from tests.support.flavours import SYNC
 from interpreters import ScriptedModel, agent_loop, run_agent_loop
 from interpreters.replay import ReplayDivergence, aresume, fork, replay, resume
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
-
-SCRIPT = Path(__file__).parents[1] / "scripts" / "crash_agent.py"
-_spec = importlib.util.spec_from_file_location("crash_agent", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-crash_agent: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(crash_agent)
+from tests.scripts import crash_agent
+from tests.support.scripts import script_command, script_env
 
 SECRET = "sk-ant-api03-" + "x" * 40
 
@@ -46,7 +40,7 @@ def executions(markers: Path, name: str) -> int:
 def crash(tmp_path: Path, mode: str) -> tuple[Path, Path]:
     transcript, markers = tmp_path / "run.jsonl", tmp_path / "markers"
     markers.mkdir()
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(transcript), str(markers), mode])
+    proc = subprocess.Popen(script_command("crash_agent", str(transcript), str(markers), mode), env=script_env())
     try:
         deadline = time.monotonic() + 30
         while not (markers / "reached").exists():

@@ -18,9 +18,9 @@ from interpreters import ScriptedModel
 from interpreters.replay import replay
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
-from clocks import clock
-from flavours import Flavour
-from suspending import script_module
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.scripts import script_module
 
 agent: Any = script_module("approval_agent")
 

@@ -18,12 +18,12 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, resume
-from interpreters.replay.recovery import AlreadyResumed
+from interpreters.resuming import AlreadyResumed
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
-from clocks import clock
-from flavours import Flavour
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
 
 PASSWORD = "correct-horse-battery-staple"
 TOKEN = "tok-0123456789-abcdef"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -33,11 +32,10 @@ from interpreters.replay import aresume, fork, replay, resume
 from interpreters.replay.recovery import AlreadyResumed
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 
-from clocks import clock
-from flavours import Flavour
-from suspending import script_module
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.scripts import script_command, script_env, script_module
 
-SCRIPTS = Path(__file__).parents[1] / "scripts"
 once: Any = script_module("once_agent")
 agent: Any = script_module("approval_agent")
 
@@ -205,14 +203,14 @@ def test_a_resume_that_ends_while_another_is_between_reading_and_writing_is_the_
 
 
 def script(*args: str) -> list[str]:
-    return [sys.executable, str(SCRIPTS / "once_agent.py"), *args]
+    return script_command("once_agent", *args)
 
 
 def suspended_in_a_process(flavour: Flavour, tmp_path: Path, name: str) -> tuple[Path, Path, Path]:
     suspension, path, markers = tmp_path / f"{name}.json", tmp_path / f"{name}.jsonl", tmp_path / f"{name}-markers"
     markers.mkdir()
     subprocess.run(script("suspend", flavour.name, str(suspension), str(path), str(markers)), check=True,
-                   timeout=PROCESS_TIMEOUT)
+                   timeout=PROCESS_TIMEOUT, env=script_env())
     return suspension, path, markers
 
 
@@ -233,14 +231,15 @@ def test_a_resume_in_another_process_between_reading_and_writing_gives_one_resum
         hold = tmp_path / f"hold{round_}"
         hold.mkdir()
         resume_args = ("resume", flavour.name, str(suspension), str(path), str(markers))
-        slow = subprocess.Popen(script(*resume_args, str(hold)), stderr=subprocess.PIPE, text=True)
+        slow = subprocess.Popen(script(*resume_args, str(hold)), stderr=subprocess.PIPE, text=True, env=script_env())
         try:
             deadline = time.monotonic() + PROCESS_TIMEOUT
             while not (hold / "read").exists():  # the slow one has read the transcript, and waits
                 assert slow.poll() is None, slow.communicate()[1]
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
-            fast = subprocess.run(script(*resume_args), capture_output=True, text=True, timeout=PROCESS_TIMEOUT)
+            fast = subprocess.run(script(*resume_args), capture_output=True, text=True, timeout=PROCESS_TIMEOUT,
+                                  env=script_env())
         finally:
             (hold / "go").write_text("go")
         code, err = finished(slow)
@@ -256,7 +255,7 @@ def test_resumes_of_one_suspension_at_once_in_processes_give_one_resumed_run(fla
     for round_ in range(2):
         suspension, path, markers = suspended_in_a_process(flavour, tmp_path, f"run{round_}")
         args = script("resume", flavour.name, str(suspension), str(path), str(markers))
-        procs = [subprocess.Popen(args, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        procs = [subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=script_env()) for _ in range(3)]
         outcomes = [finished(p) for p in procs]
         assert sorted(code for code, _ in outcomes) == [0, 4, 4], outcomes
         for code, err in outcomes:

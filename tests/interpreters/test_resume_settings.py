@@ -14,8 +14,8 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model, RunSettings
 from agentcore.tools import spec_of
 from agentcore.codec import from_json, to_json
-from clocks import clock
-from flavours import Flavour
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply

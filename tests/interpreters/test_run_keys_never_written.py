@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from flavours import SYNC, Flavour
+from tests.support.flavours import SYNC, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply

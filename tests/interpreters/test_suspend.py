@@ -37,10 +37,10 @@ from agentcore import AgentTool
 from interpreters import tool
 from interpreters.streams.scripted import Reply, tool_call
 
-from clocks import clock
-from events import types
-from flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
-from suspending import calls, model
+from tests.support.clocks import clock
+from tests.support.events import types
+from tests.support.flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
+from tests.support.suspending import calls, model
 
 MODEL = Model(id="m")
 RAN: list[str] = []

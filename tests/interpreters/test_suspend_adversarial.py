@@ -40,14 +40,14 @@ from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, tool_call
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
-from clocks import clock
-from events import types
-from flavours import ASYNCIO, SYNC, Flavour
-from suspending import calls, model
+from tests.support.clocks import clock
+from tests.support.events import types
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
+from tests.support.scripts import script_env
+from tests.support.suspending import calls, model
 
 MODEL = Model(id="m")
 RAN: list[str] = []
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @tool(requires_approval=True)
@@ -350,16 +350,11 @@ def test_a_refused_resume_leaves_the_transcript_as_it_was(flavour: Flavour, tmp_
 
 def test_a_suspension_from_another_process_resumes_here_on_both_interpreters(tmp_path: Path) -> None:
     script = textwrap.dedent(f'''
-        import asyncio, json, sys
-        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
-        from agentcore import AgentContext, AgentLoopConfig, Model
+        import asyncio, json
         from agentcore.codec import to_json
-        from interpreters import ScriptedModel, aio, tool
-        from interpreters.streams.scripted import Reply
-        from clocks import clock
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("adv", {str(Path(__file__))!r})
-        adv = importlib.util.module_from_spec(spec); spec.loader.exec_module(adv)
+        from interpreters import aio
+        from tests.interpreters import test_suspend_adversarial as adv
+        from tests.support.clocks import clock
         async def main():
             stream = aio.agent_loop("go", adv.context(), adv.config(), stream_fn=adv.model(adv.MIXED, "Done."),
                                     clock=clock)
@@ -368,7 +363,8 @@ def test_a_suspension_from_another_process_resumes_here_on_both_interpreters(tmp
             return stream.suspension
         print(json.dumps(to_json(asyncio.run(main()))))
     ''')
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=script_env())
     assert done.returncode == 0, done.stderr
     suspension = from_json(json.loads(done.stdout))
     assert [p.tool_call_id for p in suspension.pending] == ["c1", "c3", "c5"]

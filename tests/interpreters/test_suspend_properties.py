@@ -24,8 +24,8 @@ from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
 
-from clocks import clock
-from flavours import ASYNCIO, SYNC
+from tests.support.clocks import clock
+from tests.support.flavours import ASYNCIO, SYNC
 
 
 @tool

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,10 @@ from interpreters.replay import replay, resume
 from interpreters.replay.recovery import continue_transcript
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 
-from clocks import clock
-from flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
-from suspending import script_module
+from tests.support.clocks import clock
+from tests.support.flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
+from tests.support.scripts import script_command, script_env, script_module
 
-SCRIPT = Path(__file__).parents[1] / "scripts" / "approval_agent.py"
 agent: Any = script_module("approval_agent")
 
 FIRST = {"c2": Approve(), "c3": ToolOutput("photos")}
@@ -118,7 +116,8 @@ def test_a_transcript_of_another_run_is_not_continued(tmp_path: Path) -> None:
 
 
 def run_script(*args: str) -> int:
-    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(script_command("approval_agent", *args), capture_output=True, text=True, timeout=120,
+                          env=script_env())
     assert done.returncode in (0, 3), done.stderr
     return done.returncode
 

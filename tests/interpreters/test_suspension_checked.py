@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-import suspension_runs as runs
+from tests.support import suspension_runs as runs
 from agentcore import Approve, Suspension, UserMessage
 from agentcore.codec import from_json, to_json
 from interpreters.agent import Agent
@@ -36,9 +36,9 @@ from interpreters.replay import replay
 from interpreters.streams.scripted import ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
-from clocks import clock
-from flavours import Flavour
-from suspension_runs import DECISIONS, RAN, context, config, model
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.suspension_runs import DECISIONS, RAN, context, config, model
 
 DONE = "Done: c1=a room, c3=a.txt b.txt, c2=removed a.txt, c4=the attic"
 ADVICE = " (resume a suspension as agentcore.codec.to_json wrote it)"

@@ -58,13 +58,13 @@ from agentcore.texts import (
     stream_field_text,
     stream_payload_text,
 )
-from events import types
-from flavours import ASYNCIO, SYNC, Flavour
+from tests.support.events import types
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
 import interpreters
-from interpreters.runtime.driver import Run
+from interpreters.driver import Run
 from interpreters.streams.scripted import tool_call
-from interpreters.runtime.threads import ASYNC_STREAM_FN
+from interpreters.sync import ASYNC_STREAM_FN
 
 MODEL = Model(id="m")
 GUARD_S = 30.0

@@ -25,13 +25,10 @@ from typing import Any
 import httpx
 import pytest
 
-_HERE = Path(__file__).resolve().parent
-_ROOT = str(_HERE.parents[1])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+from .helpers import free_port
+from .tiny_model import NEVER_EOS_LOGIT, STOPPER_EOS_LOGIT, Vocab, write_model
 
-from .helpers import free_port  # noqa: E402
-from .tiny_model import NEVER_EOS_LOGIT, STOPPER_EOS_LOGIT, Vocab, write_model  # noqa: E402
+_HERE = Path(__file__).resolve().parent
 
 BUILD_SCRIPT = _HERE / "build_llama_server.sh"
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION", "0.3.36")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.codec import to_json
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
-from flavours import SYNC, Flavour
+from tests.support.flavours import SYNC, Flavour
 from interpreters import AbortSignal, tool
 from interpreters.streams.http import HttpStreamer
 from interpreters.replay import replay

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
-from flavours import ASYNCIO
+from tests.support.flavours import ASYNCIO
 from interpreters import AbortSignal
 
 from .helpers import TOOLS, Run, assert_replays, bias_payload, free_port, model_for, run_recorded, seeded

@@ -1,8 +1,8 @@
 """An agent whose tool calls wait for decisions, run in a process of its own (used by
 tests/interpreters/test_suspend_transcript.py).
 
-    python approval_agent.py suspend FLAVOUR SUSPENSION TRANSCRIPT
-    python approval_agent.py resume FLAVOUR SUSPENSION TRANSCRIPT DECISIONS OUT
+    python -m tests.scripts.approval_agent suspend FLAVOUR SUSPENSION TRANSCRIPT
+    python -m tests.scripts.approval_agent resume FLAVOUR SUSPENSION TRANSCRIPT DECISIONS OUT
 
 ``suspend`` runs the prompt until the run suspends, recording TRANSCRIPT, and writes the
 suspension's JSON to SUSPENSION. ``resume`` reads it back, reads the decisions (a JSON object:
@@ -27,11 +27,8 @@ from interpreters import ScriptedModel, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
 
-TESTS = str(Path(__file__).resolve().parents[1])
-if TESTS not in sys.path:
-    sys.path.append(TESTS)
-from clocks import clock  # noqa: E402
-from flavours import ASYNCIO, SYNC  # noqa: E402
+from tests.support.clocks import clock
+from tests.support.flavours import ASYNCIO, SYNC
 
 PROMPT = "Tidy up: delete old.log, and ask me which folder to archive."
 

@@ -1,6 +1,6 @@
 """A recorded agent run that can be killed at a chosen point (used by tests/interpreters/test_resume.py).
 
-    python crash_agent.py TRANSCRIPT MARKER_DIR MODE
+    python -m tests.scripts.crash_agent TRANSCRIPT MARKER_DIR MODE
 
 MODE ``tool``: the run stops (sleeps) inside tool call ``b`` of a parallel batch, after tool
 call ``a`` has finished and been recorded. MODE ``stream``: the run stops in the middle of the
@@ -24,13 +24,8 @@ from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
 
-# The tests' shared helpers when this runs as a script: tests/ goes last on sys.path, after the
-# library is imported, so that no folder of tests/ can be taken for it.
-TESTS = str(Path(__file__).resolve().parents[1])
-if TESTS not in sys.path:
-    sys.path.append(TESTS)
-from clocks import clock  # noqa: E402
-from flavours import SYNC  # noqa: E402
+from tests.support.clocks import clock
+from tests.support.flavours import SYNC
 
 REPLIES = [
     Reply(text="Let me look.", tool_calls=[ScriptedCall("work", {"name": "a"}, "c1"),

@@ -1,9 +1,9 @@
 """An agent whose one tool call waits for an approval, run in processes of its own (used by
 tests/interpreters/test_resume_once.py and test_recorder_exclusive.py).
 
-    python once_agent.py suspend FLAVOUR SUSPENSION TRANSCRIPT MARKERS
-    python once_agent.py resume FLAVOUR SUSPENSION TRANSCRIPT MARKERS [HOLD]
-    python once_agent.py record FLAVOUR TRANSCRIPT MARKERS HOLD
+    python -m tests.scripts.once_agent suspend FLAVOUR SUSPENSION TRANSCRIPT MARKERS
+    python -m tests.scripts.once_agent resume FLAVOUR SUSPENSION TRANSCRIPT MARKERS [HOLD]
+    python -m tests.scripts.once_agent record FLAVOUR TRANSCRIPT MARKERS HOLD
 
 Each execution of the tool ``delete`` writes a file ``exec-<tool call id>-<uuid>`` into MARKERS.
 
@@ -37,11 +37,8 @@ from interpreters import ScriptedModel, ToolContext, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
 
-TESTS = str(Path(__file__).resolve().parents[1])
-if TESTS not in sys.path:
-    sys.path.append(TESTS)
-from clocks import clock  # noqa: E402
-from flavours import ASYNCIO, SYNC  # noqa: E402
+from tests.support.clocks import clock
+from tests.support.flavours import ASYNCIO, SYNC
 
 PROMPT = "Delete old.log."
 WAIT_LIMIT = 30.0

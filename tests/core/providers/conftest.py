@@ -9,7 +9,7 @@ _ROOT = Path(__file__).resolve().parents[3]
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
     """One line in the summary when the recorded corpus is absent (its tests are skipped)."""
-    from corpus import corpus_dir
+    from tests.support.corpus import corpus_dir
 
     if corpus_dir() is not None:
         return
@@ -18,5 +18,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
     where = os.environ.get("AGENTCORE_CORPUS") or str(_ROOT.parent / "shared" / "corpus")
     terminalreporter.write_line(
         f"provider corpus NOT FOUND: expected at {where} (or set AGENTCORE_CORPUS); "
-        "the corpus tests (tests/core/providers, tests/interpreters/http, tests/interpreters/cli) "
+        "the corpus tests (tests/core/providers, tests/interpreters/streams/http, tests/interpreters/cli) "
         "were skipped", yellow=True, bold=True)

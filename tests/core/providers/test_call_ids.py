@@ -16,7 +16,7 @@ import pytest
 
 from agentcore.messages import ToolCall
 from agentcore.providers.base import made_up_call_id
-from corpus import all_files, load, requires_corpus, without_call_ids
+from tests.support.corpus import all_files, load, requires_corpus, without_call_ids
 
 from .helpers import check_shape, decode
 

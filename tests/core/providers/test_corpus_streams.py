@@ -11,7 +11,7 @@ import pytest
 from agentcore.messages import TextContent, ThinkingContent, ToolCall
 from agentcore.frozen import thaw
 
-from corpus import all_files, load, requires_corpus
+from tests.support.corpus import all_files, load, requires_corpus
 from .helpers import check_shape, decode
 
 pytestmark = requires_corpus
@@ -394,7 +394,7 @@ def test_vercel_reasoning_encrypted_content_four_streams() -> None:
             streams.append([])
         streams[-1].append(line)
     assert len(streams) == 4
-    from corpus import sse_from_chunks
+    from tests.support.corpus import sse_from_chunks
 
     msgs = [check_shape(decode(OR, sse_from_chunks(s, named=True))) for s in streams]
     assert [m.stop_reason for m in msgs] == ["toolUse", "toolUse", "toolUse", "stop"]

@@ -24,9 +24,9 @@ from agentcore.providers import anthropic, google, openai_chat, openai_responses
 from agentcore.providers.base import MAX_PAYLOAD_DEPTH, format_http_error, load_json
 from agentcore.stream import ErrorEvent, StreamEvent
 from agentcore.tools import AgentTool, AgentToolResult
-from flavours import SYNC, Flavour
-from http_script_server import Reply, ScriptServer
-from http_script_server import model_for as http_model
+from tests.support.flavours import SYNC, Flavour
+from tests.support.http_script_server import Reply, ScriptServer
+from tests.support.http_script_server import model_for as http_model
 
 from .helpers import DECODERS, check_shape, decode, model_for
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentcore.stream import ErrorEvent
 
-from corpus import all_files, corpus_dir, load
+from tests.support.corpus import all_files, corpus_dir, load
 from .helpers import DECODERS, check_shape, decode, summary
 
 

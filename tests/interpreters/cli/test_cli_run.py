@@ -1,5 +1,5 @@
 """``agentcore run`` against a real HTTP server on loopback that speaks OpenAI Chat Completions
-(``tests/http_script_server.py``), playing back a recorded provider conversation."""
+(``tests/support/http_script_server.py``), playing back a recorded provider conversation."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from .cli_helpers import clean_env, run_cli
-from http_script_server import Reply, ScriptServer, reply_from
-from corpus import load, requires_corpus
+from tests.support.http_script_server import Reply, ScriptServer, reply_from
+from tests.support.corpus import load, requires_corpus
 
 TOOLS = '''
 from interpreters import tool

@@ -21,9 +21,9 @@ from interpreters import tool
 from interpreters.render import PlainRenderer, RichRenderer
 from interpreters.replay import replay
 
-from clocks import clock
-from flavours import Flavour
-from suspending import calls, model
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.suspending import calls, model
 
 from .cli_helpers import COMMAND, PtySession, demo_env, run_cli
 

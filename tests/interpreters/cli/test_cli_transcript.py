@@ -124,7 +124,7 @@ def test_html_is_self_contained_and_escaped(demo_transcript: Path, tmp_path: Pat
 
 def test_show_escapes_recorded_terminal_control_sequences(tmp_path: Path) -> None:
     from agentcore import AgentContext, AgentLoopConfig, Model
-    from flavours import SYNC
+    from tests.support.flavours import SYNC
     from interpreters import ScriptedModel
 
     nasty = "ok\x1b[2J\x1b]0;owned\x07\x1b]52;c;cGF5bG9hZA==\x07\u202eevil"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model
-from flavours import FLAVOURS, Flavour
+from tests.support.flavours import FLAVOURS, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, replay_llm, resume, state_at
 from interpreters.streams.scripted import Reply

@@ -28,12 +28,12 @@ from agentcore import (
     UserMessage,
     replace,
 )
-from flavours import SYNC
+from tests.support.flavours import SYNC
 from interpreters import ScriptedModel, tool
 from interpreters.cli.command import main as cli_main
 from interpreters.pytest_plugin import AgentRecording
 from interpreters.replay import ReplayOptions, areplay_llm, fork, replay, replay_llm, state_at
-from interpreters.replay.recovery import aresume, resume
+from interpreters.resuming import aresume, resume
 from interpreters.streams.scripted import tool_call
 from interpreters.transcript import TranscriptError, read_transcript
 
@@ -307,7 +307,7 @@ def test_a_sound_header_reads_and_replays_on_every_path(tmp_path: Path, recorded
 
 
 def test_the_command_in_a_process_of_its_own(tmp_path: Path, recorded: list[str]) -> None:
-    from cli.cli_helpers import run_cli
+    from tests.interpreters.cli.cli_helpers import run_cli
 
     path = damaged(tmp_path, recorded, "phase without a type tag")
     for command in ("show", "replay", "state", "html"):

@@ -1,7 +1,7 @@
 """A damaged step line is a TranscriptError that names the file, the line and what is damaged, on
 every reader path, never an AttributeError from deep inside a replay.
 
-The transcript of tests/rich_run.py has a line of every kind. Each kind of step line is damaged
+The transcript of tests/support/rich_run.py has a line of every kind. Each kind of step line is damaged
 in each way a byte or an edit damages JSON that still parses: a record that lost its type tag
 (a plain object where the record belongs), a tag that names another record, a record replaced
 by a string or a list, a number that became a string, a string that became a number; in effects
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-import rich_run
+from tests.support import rich_run
 from interpreters import resume
 from interpreters.cli.command import main
 from interpreters.replay import ReplayDivergence, areplay_llm, llm_request_at, replay, replay_llm, state_at

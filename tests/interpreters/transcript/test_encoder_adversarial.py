@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import msgspec
 import pytest
-from flavours import Flavour
+from tests.support.flavours import Flavour
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
 from agentcore.codec import CodecError, dumps, from_json, json_form, register, to_json

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-import suspension_runs as runs
+from tests.support import suspension_runs as runs
 from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Approve, ExecuteTool, Model, TextContent
 from agentcore import ToolResultMessage
 from agentcore.codec import to_json
@@ -26,9 +26,9 @@ from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
 
-from clocks import clock
-from flavours import Flavour
-from suspension_runs import DECISIONS, RAN, context, config, model
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.suspension_runs import DECISIONS, RAN, context, config, model
 
 MODEL = Model(id="m")
 SEEN: list[Any] = []
@@ -161,7 +161,7 @@ def test_nan_written_as_the_json_module_writes_it_reads_back_and_replays(tmp_pat
     """A line holding ``NaN``, ``Infinity`` and ``-Infinity`` (what the json module writes, and
     transcripts of format 4 and older may hold) reads as the numbers and replays: its JSON
     data holds their tags, as the replay's does."""
-    from flavours import SYNC
+    from tests.support.flavours import SYNC
 
     path = tmp_path / "run.jsonl"
     record(SYNC, path)

@@ -23,8 +23,8 @@ from agentcore import (
 from agentcore.codec import to_json
 from agentcore.inputs import StreamEventReceived
 from agentcore.state import initial_state
-from clocks import StoppedClock, TickingClock
-from flavours import ASYNCIO, SYNC
+from tests.support.clocks import StoppedClock, TickingClock
+from tests.support.flavours import ASYNCIO, SYNC
 from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
 from agentcore.stream import StartEvent
 from interpreters.replay import replay
@@ -36,7 +36,7 @@ from interpreters.transcript import (
     read_transcript,
     record_to,
 )
-from sample_tools import add_text
+from tests.support.sample_tools import add_text
 
 SECRET = "sk-ant-api03-" + "Q" * 40
 

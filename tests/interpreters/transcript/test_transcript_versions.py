@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from flavours import SYNC
+from tests.support.flavours import SYNC
 from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.transcript import VERSION, read_transcript, update_digest

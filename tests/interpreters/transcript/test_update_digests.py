@@ -14,13 +14,13 @@ import pytest
 import agentcore.machine
 from agentcore import AgentContext, AgentLoopConfig, MessageUpdateEvent, Model, replace
 from agentcore.stream import TextDeltaEvent
-from clocks import StoppedClock
-from flavours import SYNC
+from tests.support.clocks import StoppedClock
+from tests.support.flavours import SYNC
 from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import read_transcript
-from sample_tools import add_text
+from tests.support.sample_tools import add_text
 
 
 def record_streamed_sum(path: Path) -> list[Any]:

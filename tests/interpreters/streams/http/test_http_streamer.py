@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from flavours import Flavour
-from harness import CONTEXT, one_call
-from http_script_server import Reply, ScriptServer, chat_model, reply_from
-from corpus import load, requires_corpus
+from tests.support.flavours import Flavour
+from .harness import CONTEXT, one_call
+from tests.support.http_script_server import Reply, ScriptServer, chat_model, reply_from
+from tests.support.corpus import load, requires_corpus
 
 import interpreters.streams.http.aio as http_aio  # the default instances' cache, looked into
 from agentcore import replace

@@ -21,11 +21,11 @@ from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Approve, M
 from interpreters import ScriptedModel, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
 
-from clocks import clock
+from tests.support.clocks import clock
 
 __all__ = ["DATA", "DECISIONS", "EXTRA", "LOOKED", "RAN", "context", "config", "model", "reply", "suspend"]
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 RAN: list[str] = []
 LOOKED: list[Any] = [None]
 """What ``look`` puts in its result's ``details`` (set by a test)."""

@@ -1,7 +1,7 @@
 """Clocks for the ``clock=`` of runs and scripted models: milliseconds, stopped or ticking.
 
 They are module-level values and classes, so Ray pickles them by reference (tests/interpreters/
-test_ray.py puts this directory on the workers' ``PYTHONPATH``).
+test_ray.py puts the repository, which holds the package ``tests``, on the workers' ``PYTHONPATH``).
 """
 
 from __future__ import annotations

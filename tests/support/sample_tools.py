@@ -1,6 +1,6 @@
 """The tools the tests' runs call, defined once.
 
-Module-level ``@tool`` s, so Ray pickles them by reference (see tests/clocks.py). ``add`` returns
+Module-level ``@tool`` s, so Ray pickles them by reference (see tests/support/clocks.py). ``add`` returns
 an int (its result's ``details`` hold it), ``add_text`` the sum as text (no ``details``); both
 are named ``add`` for the model.
 """

@@ -23,8 +23,8 @@ from agentcore.messages import (
     UserMessage,
 )
 from agentcore.stream import DoneEvent, ErrorEvent, StreamEvent
-from events import each_type
-from interpreters import scripted
+from tests.support.events import each_type
+from interpreters.streams import scripted
 from interpreters.streams.scripted import (
     Reply,
     Request,

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import edit_payloads, load, requires_corpus, without_call_ids
-from http_script_server import Reply, ScriptServer, model_for
+from tests.support.corpus import edit_payloads, load, requires_corpus, without_call_ids
+from tests.support.http_script_server import Reply, ScriptServer, model_for
 
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.messages import AssistantMessage, ToolResultMessage
-from flavours import Flavour
+from tests.support.flavours import Flavour
 from interpreters import ToolContext, tool
 from interpreters.replay import replay
 

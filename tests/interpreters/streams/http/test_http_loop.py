@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from corpus import load, requires_corpus
-from http_script_server import ScriptServer, reply_from
+from tests.support.corpus import load, requires_corpus
+from tests.support.http_script_server import ScriptServer, reply_from
 
 from agentcore import AgentContext, AgentLoopConfig, replace
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage, UserMessage
 from agentcore.providers import get_model
-from flavours import Flavour
-from sample_tools import add, multiply
+from tests.support.flavours import Flavour
+from tests.support.sample_tools import add, multiply
 
 pytestmark = requires_corpus
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agentcore.llm import StreamOptions
-from flavours import Flavour
-from harness import one_call
-from http_script_server import Reply, ScriptServer, chat_model
+from tests.support.flavours import Flavour
+from .harness import one_call
+from tests.support.http_script_server import Reply, ScriptServer, chat_model
 
 KEY = "sk-proj-" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij"
 

@@ -30,7 +30,7 @@ from interpreters import ScriptedModel, agent_loop, resume_suspended
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
 
-from clocks import TickingClock
+from tests.support.clocks import TickingClock
 
 __all__ = ["DECISIONS", "SUSPENDED", "config", "context", "model", "record", "tools"]
 

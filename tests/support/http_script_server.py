@@ -25,7 +25,7 @@ from typing import Any, Literal
 from agentcore import replace
 from agentcore.messages import Model
 from agentcore.providers import get_model
-from corpus import Interaction
+from tests.support.corpus import Interaction
 
 __all__ = ["RecordedRequest", "Reply", "ScriptServer", "chat_model", "model_for", "reply_from"]
 

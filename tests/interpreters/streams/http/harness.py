@@ -12,8 +12,8 @@ from agentcore import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model, UserMessage
 from agentcore.stream import DoneEvent, ErrorEvent
-from events import each_type
-from flavours import Flavour
+from tests.support.events import each_type
+from tests.support.flavours import Flavour
 from interpreters.signal import AbortSignal
 
 CONTEXT = LlmContext("", (UserMessage("What is 1231 * 2331?", timestamp=0),))
