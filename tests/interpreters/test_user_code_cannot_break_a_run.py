@@ -64,7 +64,7 @@ from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
 import interpreters
 from interpreters.driver import Run
 from interpreters.streams.scripted import tool_call
-from interpreters.sync import ASYNC_STREAM_FN
+from interpreters.runtime.threads import ASYNC_STREAM_FN
 
 MODEL = Model(id="m")
 GUARD_S = 30.0
