@@ -24,15 +24,15 @@ from typing import Any
 
 import pytest
 
-import suspension_runs as runs
+import tests.support.suspension_runs as runs
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, AgentToolResult, Approve, Model, TextContent, ToolOutput
 from agentcore.codec import from_json, to_json
 from interpreters import tool
 from interpreters.agent import Agent
 
-from clocks import clock
-from flavours import Flavour
-from suspending import calls, model
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
+from tests.support.suspending import calls, model
 
 MODEL = Model(id="m")
 RAN: list[Any] = []
