@@ -83,14 +83,14 @@ from .texts import (
     decisions_problem_text,
     decisions_shape_text,
     deferred_text,
-    wrong_decision_text,
-    waits_for_text,
     invalid_json_text,
     length_cutoff_text,
     not_found_text,
     slot_busy_text,
     slot_not_waiting_text,
     timed_out_text,
+    waits_for_text,
+    wrong_decision_text,
 )
 from .tools import AgentToolResult, PendingCall, ToolPolicy, ToolSpec, error_result, validate_arguments
 

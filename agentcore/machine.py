@@ -76,7 +76,6 @@ from .config import HOOK_NAMES, AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
 from .effects import (
-    RunSuspended,
     CallLlm,
     CancelLlm,
     ConvertToLlm,
@@ -86,6 +85,7 @@ from .effects import (
     PollSteering,
     PrepareNextTurn,
     RunEnded,
+    RunSuspended,
     ShouldStopAfterTurn,
     TransformContext,
 )
@@ -117,7 +117,16 @@ from .inputs import (
     StreamEventReceived,
     StreamFailed,
 )
-from .messages import THINKING_LEVELS, AgentMessage, AssistantMessage, Model, TextContent, ThinkingContent, ThinkingLevel, ToolCall
+from .messages import (
+    THINKING_LEVELS,
+    AgentMessage,
+    AssistantMessage,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ThinkingLevel,
+    ToolCall,
+)
 from .records import Record, replace, type_problem
 from .state import (
     AwaitingConvert,
@@ -163,8 +172,8 @@ from .texts import (
     not_awaited_text,
     not_expected_text,
     stream_closing_text,
-    stream_order_text,
     stream_field_text,
+    stream_order_text,
     stream_payload_text,
 )
 from .tools import spec_of, tool_policies

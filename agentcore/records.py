@@ -42,8 +42,8 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from types import FrameType
 from collections.abc import Callable, Mapping, Sequence, Set
+from types import FrameType
 from typing import Any, ClassVar, Final, NoReturn, TypeVar
 
 import msgspec

@@ -29,8 +29,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-import msgspec
 from typing import Any, ClassVar, Final, Literal, TypeAlias, final
+
+import msgspec
 
 from .frozen import MAX_JSON_DEPTH, FrozenDict, depth_exceeds, freeze, thaw
 from .messages import (

@@ -41,11 +41,12 @@ from typing import Any, Final
 
 from pyrsistent import PVector
 
-from .config import AgentLoopConfig, hooks_set
 from .codec import CodecError, decode_at, encode_bytes, parse, plain_json, prepared, register_form
+from .config import AgentLoopConfig, hooks_set
 from .convert import convert_message
-from .json_tags import freeze_read
+from .inputs import RunSettings
 from .json_diff import MISSING, Difference, differences
+from .json_tags import freeze_read
 from .messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
 from .records import Message, messages_problem, replace, type_problem
 from .state import (
@@ -67,14 +68,13 @@ from .texts import (
     not_suspended_text,
     other_calls_text,
     other_message_text,
-    other_state_text,
     other_pending_text,
+    other_state_text,
     suspension_field_text,
     suspension_parts_text,
     suspension_version_text,
     value_difference_text,
 )
-from .inputs import RunSettings
 from .tools import AgentTool, AgentToolResult, PendingCall, ToolSpec, spec_of, tool_policies
 
 __all__ = ["difference", "problem", "run_settings"]

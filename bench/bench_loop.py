@@ -15,8 +15,7 @@ import threading
 import time
 from typing import Any
 
-from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, ToolCall
-from agentcore import ToolResultMessage
+from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage
 from interpreters import AbortSignal, ScriptedModel, agent_loop, aio, tool
 from interpreters.streams.scripted import Reply
 

@@ -15,8 +15,8 @@ class of every observer given as ``journal=``.
 
 from . import moved
 from .runtime.driver import InterpreterError, Journal
-from .streams.scripted import ScriptedModel
 from .signal import AbortSignal
+from .streams.scripted import ScriptedModel
 from .sync import (
     AgentEventStream,
     agent_loop,

@@ -53,8 +53,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
+from agentcore.batch import decision_problem
 from agentcore.config import AgentContext, AgentLoopConfig
 from agentcore.events import AgentEndEvent, AgentEvent
+from agentcore.inputs import Approve, Decision, Deny, ToolOutput
 from agentcore.messages import (
     AgentMessage,
     AssistantMessage,
@@ -65,14 +67,20 @@ from agentcore.messages import (
     UserMessage,
 )
 from agentcore.records import replace
-from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
-from agentcore.inputs import Approve, Decision, Deny, ToolOutput
 from agentcore.state import Suspension
-from agentcore.batch import decision_problem
+from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
 
 from . import aio
 from .runtime.clock import now_ms
-from .runtime.driver import Journals, checked_suspension, failure_text, is_message, observers, prompt_messages, with_signal
+from .runtime.driver import (
+    Journals,
+    checked_suspension,
+    failure_text,
+    is_message,
+    observers,
+    prompt_messages,
+    with_signal,
+)
 from .signal import AbortSignal
 
 __all__ = [

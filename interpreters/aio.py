@@ -5,9 +5,9 @@ tasks: see that module)."""
 
 from __future__ import annotations
 
-import logging
 import asyncio
 import inspect
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,20 +24,19 @@ from agentcore import (
     initial_state,
 )
 
+from .replay.recovery import with_transcript
+from .runtime.clock import now_ms
 from .runtime.driver import (
     FATAL,
     Journals,
     check_run_arguments,
+    prompt_messages,
     resumed_input,
     suspended_state,
-    prompt_messages,
     with_signal,
 )
-from .runtime.clock import now_ms
-from .replay.recovery import with_transcript
-from .signal import AbortSignal
-
 from .runtime.tasks import AgentEventStream, AsyncRun
+from .signal import AbortSignal
 
 _log = logging.getLogger("agentcore")
 

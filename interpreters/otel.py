@@ -92,8 +92,8 @@ from agentcore import (
     ToolSpec,
     TurnEndEvent,
     TurnStartEvent,
-    UserMessage,
     Usage,
+    UserMessage,
     thaw,
 )
 

@@ -22,20 +22,19 @@ from agentcore import (
     initial_state,
 )
 
+from .replay.recovery import with_transcript
+from .runtime.clock import now_ms
 from .runtime.driver import (
     FATAL,
     Journals,
     check_run_arguments,
-    resumed_input,
-    suspended_state,
     deliver,
     prompt_messages,
+    resumed_input,
+    suspended_state,
 )
-from .runtime.clock import now_ms
-from .replay.recovery import with_transcript
-from .signal import AbortSignal
-
 from .runtime.threads import AgentEventStream, StreamFn, SyncRun
+from .signal import AbortSignal
 
 __all__ = [
     "AgentEventStream",

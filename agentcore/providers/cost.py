@@ -9,9 +9,8 @@
 
 from __future__ import annotations
 
-from ..records import replace
-
 from ..messages import Cost, Model, Usage
+from ..records import replace
 
 __all__ = ["usage_with_cost"]
 

@@ -13,7 +13,7 @@ import asyncio
 import time
 
 from pydantic_ai import Agent, AgentRunResultEvent, Tool
-from pydantic_ai.messages import ModelResponse, PartDeltaEvent, ToolCallPart, TextPart
+from pydantic_ai.messages import ModelResponse, PartDeltaEvent, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage, UsageLimits
 

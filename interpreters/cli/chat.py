@@ -21,7 +21,6 @@ from collections import deque
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentcore.records import replace
 from agentcore import (
     AgentContext,
     AgentMessage,
@@ -31,6 +30,7 @@ from agentcore import (
     Suspension,
     UserMessage,
 )
+from agentcore.records import replace
 
 from ..render import isatty, make_renderer
 from ..signal import AbortSignal

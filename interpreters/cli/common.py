@@ -17,23 +17,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agentcore.records import replace
 from agentcore import (
-    Approve,
     AgentContext,
-    Decision,
-    Deny,
     AgentEvent,
     AgentLoopConfig,
     AgentMessage,
     AgentTool,
+    Approve,
     AssistantMessage,
+    Decision,
+    Deny,
     MessageUpdateEvent,
     Model,
     PendingCall,
     ToolOutput,
 )
 from agentcore.codec import to_json
+from agentcore.records import replace
 
 from ..signal import AbortSignal
 

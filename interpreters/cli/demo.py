@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from agentcore.records import replace
 from agentcore import (
     AgentContext,
     AgentEvent,
@@ -25,6 +24,7 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
+from agentcore.records import replace
 
 from ..streams.scripted import Reply, ScriptedModel
 from ..tool import tool

@@ -33,10 +33,10 @@ __all__ = [
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import DEMO_PROMPT, demo_config, demo_context, demo_model, steer_when_tools_start
-    from ..runtime.clock import now_ms
     from ..replay import ReplayDivergence, replay
+    from ..runtime.clock import now_ms
     from ..sync import agent_loop
+    from .demo import DEMO_PROMPT, demo_config, demo_context, demo_model, steer_when_tools_start
 
     if args.record:
         path = Path(args.record)

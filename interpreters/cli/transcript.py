@@ -12,7 +12,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from agentcore.records import replace
 from agentcore import (
     AgentEvent,
     AssistantMessage,
@@ -25,6 +24,7 @@ from agentcore import (
     ToolResultMessage,
 )
 from agentcore.codec import CodecError, from_json, to_json
+from agentcore.records import replace
 from agentcore.state import Finished, Suspended
 
 from ..render import (
@@ -343,10 +343,10 @@ _POLLS = frozenset({"get_steering_messages", "get_follow_up_messages", "get_api_
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from .demo import is_demo_model
     from ..replay import ReplayDivergence
     from ..replay.recovery import resume
     from ..secrets import REDACTED
+    from .demo import is_demo_model
 
     t = read(args.file)
     header_model: Model | None = None

@@ -26,8 +26,8 @@ class Progress:
         if enabled and sys.stderr.isatty():
             try:
                 from rich.console import Console
-                from rich.progress import Progress as RichProgress
                 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+                from rich.progress import Progress as RichProgress
             except ImportError:
                 pass
             else:

@@ -16,18 +16,17 @@ from agentcore import (
     AgentEvent,
     AgentSuspendedEvent,
     Approve,
+    AssistantMessage,
     BudgetReachedEvent,
     Deny,
-    PendingCall,
-    thaw,
-    AssistantMessage,
     MessageEndEvent,
+    PendingCall,
     ToolCall,
     ToolResultMessage,
     TurnStartEvent,
     UserMessage,
+    thaw,
 )
-
 from agentcore.texts import budget_reached_text
 
 from .common import UsageTotals

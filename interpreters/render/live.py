@@ -22,8 +22,6 @@ import threading
 import time
 from typing import Any, TextIO
 
-from agentcore.events import AgentSuspendedEvent, BudgetReachedEvent
-from agentcore.texts import budget_reached_text
 from agentcore import (
     AgentEndEvent,
     AgentEvent,
@@ -44,6 +42,8 @@ from agentcore import (
     ToolResultMessage,
     TurnStartEvent,
 )
+from agentcore.events import AgentSuspendedEvent, BudgetReachedEvent
+from agentcore.texts import budget_reached_text
 
 from .common import ANSI, UsageTotals, content_text, format_args, message_text, one_line, terminal_safe
 

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-
-from agentcore.records import replace
 from agentcore import (
     AgentEvent,
     AgentMessage,
@@ -23,24 +21,23 @@ from agentcore import (
     LoopState,
 )
 from agentcore.codec import encode_bytes, parse, to_json
-from agentcore.json_diff import MISSING, first_difference
 from agentcore.events import MessageUpdateEvent
+from agentcore.json_diff import MISSING, first_difference
+from agentcore.records import replace
 
 from ..secrets import scrub_json
 from ..transcript import (
     DIGESTS_VERSION,
-    compact_json,
+    VERSION,
     EffectEncoder,
     Entry,
     Transcript,
-    VERSION,
-    is_update,
-    update_digest,
+    compact_json,
     expand,
+    is_update,
     read_transcript,
+    update_digest,
 )
-
-
 
 __all__ = [
     "LOOP_ORDER_VERSION",

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-from agentcore.records import replace
 from agentcore import (
     ABORTED_TEXT,
     AbortRequested,
@@ -25,17 +23,17 @@ from agentcore import (
 )
 from agentcore.codec import to_json
 from agentcore.inputs import Resumed
+from agentcore.records import replace
 
 from ..runtime.driver import WAIT, AnswerOrder, Journal, Run
 from ..secrets import known_secrets
 from ..signal import AbortSignal
+from ..streams.recorded import RecordedModel
 from ..transcript import (
     Transcript,
     TranscriptError,
 )
-
 from .compare import Comparator, Divergence, ReplayDivergence, ReplayOptions, ReplayResult, Source, load
-from ..streams.recorded import RecordedModel
 
 
 class _Stop(BaseException):

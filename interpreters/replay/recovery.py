@@ -40,36 +40,33 @@ from typing import Any, TypeVar
 
 from returns.result import Failure
 
-from agentcore.records import replace
 from agentcore import (
     AgentLoopConfig,
     Approve,
-    Deny,
-    Resumed,
     CallLlm,
     CancelLlm,
+    Deny,
     DoneEvent,
     Effect,
     Emit,
     ErrorEvent,
     Input,
     LoopState,
+    Resumed,
     RunEnded,
     StreamEventReceived,
+    Suspension,
     ToolUpdated,
 )
 from agentcore.codec import to_json
 from agentcore.effects import RunSuspended
+from agentcore.records import replace
 from agentcore.state import Finished, Suspended
-from agentcore import Suspension
 
 from ..runtime.clock import now_ms
 from ..runtime.driver import Journals, observers, with_config_model
-from .compare import Comparator, Divergence, ReplayDivergence, ReplayOptions
-from .strict import step_recorded
 from ..secrets import REDACTED
 from ..signal import AbortSignal
-from ..transcript.format import CALLER_SECRETS
 from ..transcript import (
     EffectEncoder,
     FlushMode,
@@ -82,6 +79,9 @@ from ..transcript import (
     parse_transcript,
     read_transcript,
 )
+from ..transcript.format import CALLER_SECRETS
+from .compare import Comparator, Divergence, ReplayDivergence, ReplayOptions
+from .strict import step_recorded
 
 __all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume", "transcript_difference", "with_transcript"]
 

@@ -17,12 +17,12 @@ from agentcore import (
     Emit,
     LoopState,
     RunEnded,
-    StreamEventReceived,
     StepResult,
+    StreamEventReceived,
     step,
 )
-from agentcore.machine import stream_event_problem
 from agentcore.effects import RunSuspended
+from agentcore.machine import stream_event_problem
 from agentcore.state import Finished
 
 from ..runtime.gc_pause import paused_gc
@@ -30,7 +30,6 @@ from ..transcript import (
     Entry,
     TranscriptError,
 )
-
 from .compare import Comparator, Divergence, ReplayDivergence, ReplayOptions, ReplayResult, Source, load
 
 

@@ -9,6 +9,7 @@ a transcript's ``created_at`` and its resume markers. Durations and deadlines us
 from __future__ import annotations
 
 import time
+
 __all__ = ["now_ms"]
 
 

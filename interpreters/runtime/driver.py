@@ -31,30 +31,17 @@ import inspect
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PVector, pvector
 
-from agentcore.records import is_message, replace
 from agentcore import (
-    SUSPENSION_VERSION,
-    ApprovalChecked,
-    Approve,
-    CheckApproval,
-    DecideToolCall,
-    Decision,
-    Deny,
-    PendingCall,
-    Resumed,
-    RunSuspended,
-    Suspension,
-    ToolCallDecided,
-    ToolOutput,
     ABORTED_TEXT,
+    SUSPENSION_VERSION,
     AbortRequested,
     AfterToolCall,
     AfterToolCallDecided,
@@ -64,17 +51,29 @@ from agentcore import (
     AgentMessage,
     AgentTool,
     AgentToolResult,
+    ApprovalChecked,
+    Approve,
     ArgumentsPrepared,
+    AssistantMessage,
+    BashExecutionMessage,
     BeforeToolCall,
     BeforeToolCallDecided,
     BeforeToolCallResult,
+    BranchSummaryMessage,
     CallLlm,
     CancelLlm,
+    CheckApproval,
+    CompactionSummaryMessage,
     ContextConverted,
     ContextTransformed,
     ConvertToLlm,
+    DecideToolCall,
+    Decision,
+    Deny,
+    DoneEvent,
     Effect,
     Emit,
+    ErrorEvent,
     ExecuteTool,
     FollowUpsPolled,
     HookFailed,
@@ -83,28 +82,32 @@ from agentcore import (
     LoopState,
     NextTurn,
     NextTurnPrepared,
+    PartialAssistantMessage,
+    PendingCall,
     PollFollowUps,
     PollSteering,
     PrepareArguments,
     PrepareNextTurn,
+    Resumed,
     RunEnded,
+    RunSuspended,
     ShouldStopAfterTurn,
     SteeringPolled,
     StopAfterTurnDecided,
     StreamEventReceived,
     StreamFailed,
     StreamOptions,
+    Suspension,
     TextContent,
-    ToolFailed,
-    ToolFinished,
-    ToolSpec,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
     TextDeltaEvent,
     ThinkingDeltaEvent,
-    ToolResultMessage,
+    ToolCallDecided,
     ToolCallDeltaEvent,
+    ToolFailed,
+    ToolFinished,
+    ToolOutput,
+    ToolResultMessage,
+    ToolSpec,
     ToolTimedOut,
     ToolUpdated,
     TransformContext,
@@ -112,21 +115,18 @@ from agentcore import (
     awaits,
     stream_event_problem,
     thaw,
-    PartialAssistantMessage,
-    AssistantMessage,
-    DoneEvent,
-    ErrorEvent,
 )
 from agentcore.batch import decisions_problem, waits_problem
 from agentcore.codec import PartialFold
 from agentcore.machine import Rejection, transition
+from agentcore.records import is_message, replace
 from agentcore.state import Suspended
 from agentcore.suspension import run_settings
 from agentcore.texts import STREAM_ENDED_TEXT, suspension_version_text
 
-from .clock import now_ms
 from ..secrets import REDACTED, environment_key
 from ..signal import AbortSignal
+from .clock import now_ms
 
 __all__ = [
     "AS_THEY_ARRIVE",

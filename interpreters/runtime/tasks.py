@@ -42,6 +42,7 @@ from agentcore import (
     ToolFailed,
 )
 
+from ..signal import AbortSignal
 from .driver import (
     END,
     WAIT,
@@ -52,7 +53,6 @@ from .driver import (
     ToolRun,
     hook_call,
 )
-from ..signal import AbortSignal
 
 __all__ = ["AgentEventStream", "AsyncRun", "default_stream_fn"]
 

@@ -42,6 +42,7 @@ from agentcore import (
     Suspension,
 )
 
+from ..signal import AbortSignal
 from .driver import (
     END,
     FATAL,
@@ -53,7 +54,6 @@ from .driver import (
     ToolRun,
     hook_call,
 )
-from ..signal import AbortSignal
 
 __all__ = ["ASYNC_STREAM_FN", "AgentEventStream", "StreamFn", "SyncRun", "default_stream_fn"]
 

@@ -33,6 +33,9 @@ from agentcore.inputs import (
     SteeringPolled,
     StreamEventReceived,
 )
+from agentcore.machine import stream_event_problem
+from agentcore.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
+from agentcore.records import fields_problem, kind_of, messages_problem, type_problem
 from agentcore.stream import (
     DoneEvent,
     ErrorEvent,
@@ -41,15 +44,12 @@ from agentcore.stream import (
     ThinkingDeltaEvent,
     ToolCallDeltaEvent,
 )
-from agentcore.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
-from agentcore.machine import stream_event_problem
-from agentcore.records import fields_problem, kind_of, messages_problem, type_problem
 from agentcore.tools import ToolSpec
 
 from ..runtime.gc_pause import paused_gc
 from .format import (
-    DELTAS,
     DELTA_LINE,
+    DELTAS,
     FORMAT,
     READABLE_VERSIONS,
     TranscriptError,

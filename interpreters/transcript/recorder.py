@@ -43,7 +43,6 @@ from ..runtime.clock import now_ms
 from ..runtime.driver import Journal
 from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
-from .writer import TranscriptFile
 from .format import (
     CALLER_SECRETS,
     DELTA_HEADER_LINE,
@@ -60,6 +59,7 @@ from .format import (
     delta_run_digest,
     json_str,
 )
+from .writer import TranscriptFile
 
 __all__ = [
     "TranscriptRecorder",

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from agentcore import (
+    AfterToolCallDecided,
     AgentContext,
     AgentTool,
-    AfterToolCallDecided,
     AgentToolResult,
     ApprovalChecked,
     Approve,

@@ -31,8 +31,8 @@ from agentcore.stream import (
     too_deep_at,
 )
 from agentcore.tools import AgentTool, AgentToolResult, ToolSpec, validate_arguments
-from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from interpreters.streams.scripted import Reply, ScriptedCall
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
 
 LIMIT_REASON = "nested more than 100 levels deep"
 

@@ -23,9 +23,9 @@ from agentcore import (
     Approve,
     BeforeToolCallDecided,
     BeforeToolCallResult,
-    Continued,
     ContextConverted,
     ContextTransformed,
+    Continued,
     Deny,
     Emit,
     FollowUpsPolled,
@@ -42,7 +42,6 @@ from agentcore import (
     ToolFinished,
     ToolOutput,
     Usage,
-    UserMessage,
     awaits,
     initial_state,
     replace,
@@ -53,6 +52,7 @@ from agentcore.state import Finished, LoopState, Suspended
 
 from .test_every_phase_and_input import HOOKS, TOOLS, USER, answers, decisions, every_input
 from .world import call, reply, stream_events
+
 
 def first(hooks: frozenset[str], *kinds: type) -> tuple[LoopState, Any]:
     """A run with ``hooks`` answered validly until it asks for an effect of one of ``kinds``."""

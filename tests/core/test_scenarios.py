@@ -28,7 +28,6 @@ from agentcore import (
     step,
 )
 from agentcore.state import LoopState
-
 from tests.support.events import types
 
 from .world import World, call, reply

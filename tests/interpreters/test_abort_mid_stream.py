@@ -37,14 +37,14 @@ from agentcore import (
 )
 from agentcore.providers import codec_for
 from agentcore.stream import StreamEvent
+from interpreters import AbortSignal, tool
+from interpreters.replay import replay
+from interpreters.runtime.driver import Run
+from interpreters.transcript import read_transcript
 from tests.support.clocks import StoppedClock
 from tests.support.events import each_type
 from tests.support.flavours import ASYNCIO, Flavour
 from tests.support.http_script_server import Reply, ScriptServer, model_for
-from interpreters import AbortSignal, tool
-from interpreters.runtime.driver import Run
-from interpreters.replay import replay
-from interpreters.transcript import read_transcript
 
 MODEL = Model(id="m", api="faux", provider="faux")
 CLOCK = StoppedClock(1000)

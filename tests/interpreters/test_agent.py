@@ -26,8 +26,6 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from tests.support.clocks import clock
-from tests.support.events import each_type
 from interpreters import aio as aio_module
 from interpreters.agent import (
     CONTINUE_BUSY,
@@ -38,6 +36,8 @@ from interpreters.agent import (
     SyncAgent,
 )
 from interpreters.streams.scripted import ScriptedModel, error, tool_call
+from tests.support.clocks import clock
+from tests.support.events import each_type
 
 MODEL = Model(id="m")
 TS = clock.at  # every timestamp of these runs

@@ -32,9 +32,9 @@ from agentcore import (
     TextContent,
     UserMessage,
 )
-from tests.support.clocks import clock
 from interpreters.agent import Agent, SyncAgent
 from interpreters.streams.scripted import ScriptedModel, tool_call
+from tests.support.clocks import clock
 
 MODEL = Model(id="m")
 NOW = 1_700_000_000_000

@@ -17,7 +17,6 @@ from interpreters.agent import Agent, AgentBusyError
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
-
 from tests.support.clocks import clock
 
 

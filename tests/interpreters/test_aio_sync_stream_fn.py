@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Model
+from interpreters import AbortSignal, ScriptedModel, aio
 from tests.support.clocks import StoppedClock
 from tests.support.events import each_type
 from tests.support.flavours import Flavour
-from interpreters import AbortSignal, ScriptedModel, aio
 
 MODEL = Model(id="m", api="faux", provider="faux")
 CLOCK = StoppedClock(1000)

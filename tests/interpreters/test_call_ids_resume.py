@@ -14,12 +14,12 @@ from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Approve, AssistantMessage, Model
 from agentcore.codec import from_json, to_json
-from tests.support.clocks import clock
-from tests.support.flavours import Flavour
 from interpreters import ScriptedModel, ToolContext, agent_loop, tool
 from interpreters.replay import fork, replay, resume
 from interpreters.streams.scripted import Reply
 from interpreters.transcript import TranscriptRecorder, read_transcript
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
 
 CHARGED: list[tuple[str, int]] = []
 

@@ -35,10 +35,10 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from agentcore.codec import CodecError
     from interpreters.agent import AgentBusyError
     from interpreters.cli.common import Interrupted, UsageError
-    from interpreters.runtime.driver import InterpreterError
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
     from interpreters.replay.recovery import AlreadyResumed
+    from interpreters.runtime.driver import InterpreterError
     from interpreters.transcript import TranscriptError
 
     return {

@@ -23,11 +23,11 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from tests.support.events import types
-from tests.support.flavours import Flavour
 from interpreters import AbortSignal, Agent, Journal, ScriptedModel, SyncAgent, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply
+from tests.support.events import types
+from tests.support.flavours import Flavour
 from tests.support.sample_tools import add
 
 MODEL = Model(id="m")

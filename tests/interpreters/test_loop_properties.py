@@ -63,10 +63,10 @@ from agentcore import (
     replace,
 )
 from agentcore.codec import to_json
-from tests.support.clocks import TickingClock
-from tests.support.flavours import FLAVOURS, Flavour
 from interpreters import AbortSignal
 from interpreters.runtime.driver import Run
+from tests.support.clocks import TickingClock
+from tests.support.flavours import FLAVOURS, Flavour
 
 MODEL = Model(id="m", api="fake", provider="fake")
 BOUND = 10.0

@@ -36,11 +36,11 @@ from agentcore import (
     TextContent,
     Usage,
 )
-from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from interpreters import AbortSignal, ScriptedModel, agent_loop, tool
 from interpreters.otel import TracingObserver, provider_name
 from interpreters.streams.scripted import Reply, error
 from interpreters.transcript import TranscriptRecorder, read_transcript
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from tests.support.sample_tools import add
 
 MODEL = Model(id="gpt-test", provider="openai", base_url="https://api.example.com/v1")

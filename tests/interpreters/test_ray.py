@@ -26,10 +26,10 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
-from tests.support.clocks import clock  # noqa: E402
 from interpreters import ScriptedModel, run_agent_loop, tool  # noqa: E402
 from interpreters.ray import RunJob, RunResult, remote_tool, replay_many, resume_many, run_many  # noqa: E402
 from interpreters.streams.scripted import Reply, ScriptedCall  # noqa: E402
+from tests.support.clocks import clock  # noqa: E402
 from tests.support.sample_tools import add_text  # noqa: E402
 
 pytestmark = pytest.mark.ray

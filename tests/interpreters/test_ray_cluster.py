@@ -31,10 +31,10 @@ ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Model  # noqa: E402
-from tests.support.clocks import clock  # noqa: E402
 from interpreters import ScriptedModel, aio, tool  # noqa: E402
 from interpreters.ray import RunJob, RunResult, replay_many, run_many  # noqa: E402
 from interpreters.streams.scripted import Reply, ScriptedCall  # noqa: E402
+from tests.support.clocks import clock  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -20,12 +20,12 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agentcore import AgentContext, AgentLoopConfig, Model  # noqa: E402
-from tests.support.clocks import clock  # noqa: E402
 from interpreters import ScriptedModel  # noqa: E402
 from interpreters.ray import RunJob, RunResult  # noqa: E402
 from interpreters.ray.cluster import NodeInfo  # noqa: E402
 from interpreters.ray.runs import Driver, Settings  # noqa: E402
 from interpreters.ray.worker import RunWorker, WorkerSpec, WorkerStatus  # noqa: E402
+from tests.support.clocks import clock  # noqa: E402
 
 pytestmark = pytest.mark.ray
 

@@ -25,7 +25,6 @@ from agentcore import AgentContext, AgentLoopConfig, Approve, Model
 from interpreters import ScriptedModel, agent_loop, aio, resume_suspended
 from interpreters.replay import aresume, replay, resume
 from interpreters.transcript import TranscriptBusy, TranscriptFile, TranscriptRecorder
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
 from tests.support.scripts import script_command, script_env, script_module

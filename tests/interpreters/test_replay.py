@@ -11,7 +11,6 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Model
 from agentcore.effects import CallLlm
 from agentcore.state import Finished, Idle, RunningTools
-from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import (
     ReplayDivergence,
@@ -25,6 +24,7 @@ from interpreters.replay import (
 )
 from interpreters.streams.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import read_transcript
+from tests.support.flavours import ASYNCIO, SYNC, Flavour
 
 
 def make_tool(suffix: str = "") -> Any:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from tests.support.flavours import SYNC, Flavour
 
 from agentcore import (
     AgentContext,
@@ -27,6 +26,7 @@ from agentcore.stream import StartEvent, TextDeltaEvent, TextStartEvent
 from interpreters import AbortSignal
 from interpreters.replay import replay
 from interpreters.transcript import read_transcript
+from tests.support.flavours import SYNC, Flavour
 
 MODEL = Model(id="m", api="test", provider="test")
 

@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
-from tests.support.clocks import TickingClock
-from tests.support.flavours import FLAVOURS, SYNC, Flavour
 from interpreters import AbortSignal, ScriptedModel, tool
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.streams.scripted import Reply, ScriptedCall, error
 from interpreters.transcript import read_transcript
+from tests.support.clocks import TickingClock
+from tests.support.flavours import FLAVOURS, SYNC, Flavour
 
 
 @tool

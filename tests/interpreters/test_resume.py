@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from tests.support.flavours import SYNC
 from interpreters import ScriptedModel, agent_loop, run_agent_loop
 from interpreters.replay import ReplayDivergence, aresume, fork, replay, resume
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
 from tests.scripts import crash_agent
+from tests.support.flavours import SYNC
 from tests.support.scripts import script_command, script_env
 
 SECRET = "sk-ant-api03-" + "x" * 40

@@ -17,7 +17,6 @@ from agentcore import AgentContext, AgentLoopConfig, Approve, Deny, Model, ToolO
 from interpreters import ScriptedModel
 from interpreters.replay import replay
 from interpreters.transcript import TranscriptRecorder, read_transcript
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
 from tests.support.scripts import script_module

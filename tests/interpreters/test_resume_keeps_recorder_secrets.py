@@ -21,7 +21,6 @@ from interpreters.replay import aresume, fork, replay, resume
 from interpreters.resuming import AlreadyResumed
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
 

@@ -31,7 +31,6 @@ from agentcore.codec import from_json, to_json
 from interpreters.replay import aresume, fork, replay, resume
 from interpreters.replay.recovery import AlreadyResumed
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
 from tests.support.scripts import script_command, script_env, script_module

@@ -22,15 +22,14 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model, UserMessage, replace
-from tests.support.http_script_server import Reply as HttpReply
-from tests.support.http_script_server import ScriptServer, chat_model
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, resume
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
+from tests.support.http_script_server import Reply as HttpReply
+from tests.support.http_script_server import ScriptServer, chat_model
 
 HEADER = "hdr-" + "".join(random.Random(3).choices(string.ascii_letters, k=32))
 KEY = "".join(random.Random(11).choices(string.ascii_letters + string.digits, k=40))  # no known key shape

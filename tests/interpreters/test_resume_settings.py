@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model, RunSettings
-from agentcore.tools import spec_of
 from agentcore.codec import from_json, to_json
-from tests.support.clocks import clock
-from tests.support.flavours import Flavour
+from agentcore.tools import spec_of
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply
 from interpreters.transcript import TranscriptRecorder, read_transcript
+from tests.support.clocks import clock
+from tests.support.flavours import Flavour
 
 
 @tool(requires_approval=True)

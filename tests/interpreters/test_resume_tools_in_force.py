@@ -29,7 +29,6 @@ from agentcore import AgentContext, AgentLoopConfig, AgentTool, AgentToolResult,
 from agentcore.codec import from_json, to_json
 from interpreters import tool
 from interpreters.agent import Agent
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
 from tests.support.suspending import calls, model

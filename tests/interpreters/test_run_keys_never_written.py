@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from tests.support.flavours import SYNC, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply
+from tests.support.flavours import SYNC, Flavour
 
 RANDOM_KEY = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=40))
 

@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model, PartialAssistantMessage, StartEvent
+from interpreters import AbortSignal, ScriptedModel
+from interpreters.agent import SyncAgent
+from interpreters.replay import replay
 from tests.support.clocks import StoppedClock
 from tests.support.events import each_type
 from tests.support.flavours import ASYNCIO, SYNC, Flavour
 from tests.support.http_script_server import chat_model
-from interpreters import AbortSignal, ScriptedModel
-from interpreters.agent import SyncAgent
-from interpreters.replay import replay
 
 MODEL = Model(id="m", api="faux", provider="faux")
 CLOCK = StoppedClock(1000)

@@ -19,6 +19,7 @@ from agentcore import (
     AgentContext,
     AgentLoopConfig,
     AgentSuspendedEvent,
+    AgentTool,
     AgentToolResult,
     Approve,
     BeforeToolCallResult,
@@ -33,10 +34,8 @@ from agentcore import (
     Usage,
 )
 from agentcore.codec import from_json, to_json
-from agentcore import AgentTool
 from interpreters import tool
 from interpreters.streams.scripted import Reply, tool_call
-
 from tests.support.clocks import clock
 from tests.support.events import types
 from tests.support.flavours import ASYNCIO, FLAVOURS, SYNC, Flavour

@@ -39,7 +39,6 @@ from interpreters.agent import Agent, AgentBusyError
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, tool_call
 from interpreters.transcript import TranscriptError, TranscriptRecorder
-
 from tests.support.clocks import clock
 from tests.support.events import types
 from tests.support.flavours import ASYNCIO, SYNC, Flavour
@@ -349,7 +348,7 @@ def test_a_refused_resume_leaves_the_transcript_as_it_was(flavour: Flavour, tmp_
 
 
 def test_a_suspension_from_another_process_resumes_here_on_both_interpreters(tmp_path: Path) -> None:
-    script = textwrap.dedent(f'''
+    script = textwrap.dedent('''
         import asyncio, json
         from agentcore.codec import to_json
         from interpreters import aio

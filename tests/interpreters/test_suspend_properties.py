@@ -23,7 +23,6 @@ from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
-
 from tests.support.clocks import clock
 from tests.support.flavours import ASYNCIO, SYNC
 

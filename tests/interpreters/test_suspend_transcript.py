@@ -22,7 +22,6 @@ from agentcore.state import Suspended
 from interpreters.replay import replay, resume
 from interpreters.replay.recovery import continue_transcript
 from interpreters.transcript import TranscriptError, TranscriptRecorder, read_transcript
-
 from tests.support.clocks import clock
 from tests.support.flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
 from tests.support.scripts import script_command, script_env, script_module

@@ -28,17 +28,16 @@ from typing import Any
 
 import pytest
 
-from tests.support import suspension_runs as runs
 from agentcore import Approve, Suspension, UserMessage
 from agentcore.codec import from_json, to_json
 from interpreters.agent import Agent
 from interpreters.replay import replay
 from interpreters.streams.scripted import ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
-
+from tests.support import suspension_runs as runs
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
-from tests.support.suspension_runs import DECISIONS, RAN, context, config, model
+from tests.support.suspension_runs import DECISIONS, RAN, config, context, model
 
 DONE = "Done: c1=a room, c3=a.txt b.txt, c2=removed a.txt, c4=the attic"
 ADVICE = " (resume a suspension as agentcore.codec.to_json wrote it)"

@@ -24,10 +24,10 @@ from agentcore import (
     ToolResultMessage,
     UserMessage,
 )
-from tests.support.events import types
-from tests.support.flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
 from interpreters import AbortSignal, Journal, ScriptedModel, agent_loop, aio, run_agent_loop, tool
 from interpreters.streams.scripted import Reply, error
+from tests.support.events import types
+from tests.support.flavours import ASYNCIO, FLAVOURS, SYNC, Flavour
 from tests.support.sample_tools import add
 
 MODEL = Model(id="m")

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+import interpreters
 from agentcore import (
     AgentContext,
     AgentLoopConfig,
@@ -54,17 +55,16 @@ from agentcore.texts import (
     STREAM_ENDED_TEXT,
     hook_failed_text,
     not_a_stream_event_text,
-    stream_order_text,
     stream_field_text,
+    stream_order_text,
     stream_payload_text,
 )
+from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
+from interpreters.driver import Run
+from interpreters.runtime.threads import ASYNC_STREAM_FN
+from interpreters.streams.scripted import tool_call
 from tests.support.events import types
 from tests.support.flavours import ASYNCIO, SYNC, Flavour
-from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
-import interpreters
-from interpreters.driver import Run
-from interpreters.streams.scripted import tool_call
-from interpreters.runtime.threads import ASYNC_STREAM_FN
 
 MODEL = Model(id="m")
 GUARD_S = 30.0

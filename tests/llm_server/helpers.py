@@ -12,10 +12,10 @@ from typing import Any, Literal
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.codec import to_json
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
-from tests.support.flavours import SYNC, Flavour
 from interpreters import AbortSignal, tool
-from interpreters.streams.http import HttpStreamer
 from interpreters.replay import replay
+from interpreters.streams.http import HttpStreamer
+from tests.support.flavours import SYNC, Flavour
 
 ROOT = str(Path(__file__).resolve().parents[2])
 

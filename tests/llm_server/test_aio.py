@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage
-from tests.support.flavours import ASYNCIO
 from interpreters import AbortSignal
+from tests.support.flavours import ASYNCIO
 
 from .helpers import TOOLS, Run, assert_replays, bias_payload, free_port, model_for, run_recorded, seeded
 

@@ -26,7 +26,6 @@ from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
-
 from tests.support.clocks import clock
 from tests.support.flavours import ASYNCIO, SYNC
 

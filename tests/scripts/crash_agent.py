@@ -23,7 +23,6 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
-
 from tests.support.clocks import clock
 from tests.support.flavours import SYNC
 

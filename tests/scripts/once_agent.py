@@ -36,7 +36,6 @@ from agentcore.codec import from_json, to_json
 from interpreters import ScriptedModel, ToolContext, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptError, TranscriptRecorder
-
 from tests.support.clocks import clock
 from tests.support.flavours import ASYNCIO, SYNC
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import interpreters
 from interpreters import aio
-from interpreters.streams.http import AsyncHttpStreamer, HttpStreamer
 from interpreters.replay import areplay_llm, replay_llm
 from interpreters.signal import AbortSignal
+from interpreters.streams.http import AsyncHttpStreamer, HttpStreamer
 from interpreters.transcript import TranscriptRecorder
 
 __all__ = ["ASYNCIO", "FLAVOURS", "SYNC", "Flavour"]

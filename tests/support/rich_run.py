@@ -29,7 +29,6 @@ from agentcore.convert import default_convert_to_llm
 from interpreters import ScriptedModel, agent_loop, resume_suspended
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder
-
 from tests.support.clocks import TickingClock
 
 __all__ = ["DECISIONS", "SUSPENDED", "config", "context", "model", "record", "tools"]

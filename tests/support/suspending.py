@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.clocks import clock
-
 from interpreters import ScriptedModel
 from interpreters.streams.scripted import Reply
+from tests.support.clocks import clock
 
 __all__ = ["calls", "model"]
 

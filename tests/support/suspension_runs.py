@@ -20,7 +20,6 @@ from typing import Any
 from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Approve, Model, TextContent, ToolOutput
 from interpreters import ScriptedModel, tool
 from interpreters.streams.scripted import Reply, ScriptedCall
-
 from tests.support.clocks import clock
 
 __all__ = ["DATA", "DECISIONS", "EXTRA", "LOOKED", "RAN", "context", "config", "model", "reply", "suspend"]

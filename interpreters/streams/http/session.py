@@ -25,13 +25,13 @@ from typing import Any, Final, Literal, TypeAlias
 
 import httpx
 
-from agentcore.records import replace
 from agentcore.frozen import JSON
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model
 from agentcore.providers.base import HttpRequest, StreamDecoder
 from agentcore.providers.catalog import ENV_KEYS
 from agentcore.providers.registry import Codec, codec_for
+from agentcore.records import replace
 from agentcore.stream import ErrorEvent, PartialAssistantMessage, StreamEvent
 
 from ...runtime.clock import now_ms

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agentcore.messages import TextContent, ThinkingContent, ToolCall
 from agentcore.frozen import thaw
-
+from agentcore.messages import TextContent, ThinkingContent, ToolCall
 from tests.support.corpus import all_files, load, requires_corpus
+
 from .helpers import check_shape, decode
 
 pytestmark = requires_corpus

@@ -7,8 +7,8 @@ import pytest
 from agentcore.providers import anthropic, google, openai_chat, openai_responses
 from agentcore.providers.base import format_http_error
 from agentcore.stream import ErrorEvent
-
 from tests.support.corpus import load, requires_corpus
+
 from .helpers import check_shape, decode
 
 MODULES = {

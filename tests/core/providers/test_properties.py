@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcore.stream import ErrorEvent
-
 from tests.support.corpus import all_files, corpus_dir, load
+
 from .helpers import DECODERS, check_shape, decode, summary
 
 

@@ -20,8 +20,8 @@ from agentcore.messages import (
 )
 from agentcore.providers import anthropic, google, openai_chat, openai_responses
 from agentcore.tools import ToolSpec
-
 from tests.support.corpus import load, requires_corpus
+
 from .helpers import check_shape, decode
 
 MULTIPLY = ToolSpec("multiply", "Multiply two numbers.", {

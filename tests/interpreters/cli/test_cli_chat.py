@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cli_helpers import APPROVAL_TOOLS, PtySession, clean_env, run_cli
-
 from interpreters.cli.demo import STEERING
+
+from .cli_helpers import APPROVAL_TOOLS, PtySession, clean_env, run_cli
 
 
 def chat(*args: str, delay: str = "0.03") -> PtySession:

@@ -19,10 +19,10 @@ import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
 from interpreters import ScriptedModel, agent_loop
-from interpreters.streams.scripted import tool_call
 from interpreters.cli.common import load_tools
 from interpreters.cli.demo import DEMO_MODEL, DEMO_SYSTEM_PROMPT, STEERING, demo_model
 from interpreters.replay import replay
+from interpreters.streams.scripted import tool_call
 from interpreters.transcript import TranscriptRecorder
 
 from .cli_helpers import COMMAND, PtySession, demo_env, run_cli

@@ -10,12 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from .cli_helpers import run_cli
 
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import ScriptedModel, run_agent_loop, tool
 from interpreters.streams.scripted import Reply
 from interpreters.transcript import TranscriptRecorder
+
+from .cli_helpers import run_cli
 
 EVIL = "<script>alert('x')</script> & \"quotes\""
 

@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from .cli_helpers import clean_env, run_cli
-from tests.support.http_script_server import Reply, ScriptServer, reply_from
+
 from tests.support.corpus import load, requires_corpus
+from tests.support.http_script_server import Reply, ScriptServer, reply_from
+
+from .cli_helpers import clean_env, run_cli
 
 TOOLS = '''
 from interpreters import tool
@@ -125,8 +127,9 @@ def test_ctrl_c_aborts_the_run_finishes_the_transcript_and_prints_the_partial_re
     import subprocess
     import time
 
-    from .cli_helpers import COMMAND
     from interpreters.replay import replay
+
+    from .cli_helpers import COMMAND
 
     path = tmp_path / "r.jsonl"
     proc = subprocess.Popen([*COMMAND, "run", "How long is the trip?", "--model", "demo", "--record", str(path),

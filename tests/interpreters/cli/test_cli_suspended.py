@@ -15,12 +15,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-
 from agentcore import AgentContext, AgentLoopConfig, Model
 from interpreters import tool
 from interpreters.render import PlainRenderer, RichRenderer
 from interpreters.replay import replay
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
 from tests.support.suspending import calls, model

@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from .cli_helpers import run_cli
-
 from interpreters.transcript import read_transcript
+
+from .cli_helpers import run_cli
 
 
 def test_show_renders_turns_tool_calls_and_usage(demo_transcript: Path) -> None:
@@ -124,8 +124,8 @@ def test_html_is_self_contained_and_escaped(demo_transcript: Path, tmp_path: Pat
 
 def test_show_escapes_recorded_terminal_control_sequences(tmp_path: Path) -> None:
     from agentcore import AgentContext, AgentLoopConfig, Model
-    from tests.support.flavours import SYNC
     from interpreters import ScriptedModel
+    from tests.support.flavours import SYNC
 
     nasty = "ok\x1b[2J\x1b]0;owned\x07\x1b]52;c;cGF5bG9hZA==\x07\u202eevil"
     path = tmp_path / "nasty.jsonl"

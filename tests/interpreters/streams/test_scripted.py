@@ -23,7 +23,6 @@ from agentcore.messages import (
     UserMessage,
 )
 from agentcore.stream import DoneEvent, ErrorEvent, StreamEvent
-from tests.support.events import each_type
 from interpreters.streams import scripted
 from interpreters.streams.scripted import (
     Reply,
@@ -35,6 +34,7 @@ from interpreters.streams.scripted import (
     text,
     tool_call,
 )
+from tests.support.events import each_type
 
 MODEL = Model(id="scripted-1")
 CTX = LlmContext("Be brief.", [UserMessage("Hi there")])  # 17 characters: 4 input tokens

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, Model
-from tests.support.flavours import FLAVOURS, Flavour
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, replay_llm, resume, state_at
 from interpreters.streams.scripted import Reply
 from interpreters.transcript import VERSION, read_transcript
+from tests.support.flavours import FLAVOURS, Flavour
 
 DATA = Path(__file__).parents[2] / "data"
 RECORDED_IDS = [["0"], ["0", "0"], [""], []]

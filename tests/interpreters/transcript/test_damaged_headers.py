@@ -28,7 +28,6 @@ from agentcore import (
     UserMessage,
     replace,
 )
-from tests.support.flavours import SYNC
 from interpreters import ScriptedModel, tool
 from interpreters.cli.command import main as cli_main
 from interpreters.pytest_plugin import AgentRecording
@@ -36,6 +35,7 @@ from interpreters.replay import ReplayOptions, areplay_llm, fork, replay, replay
 from interpreters.resuming import aresume, resume
 from interpreters.streams.scripted import tool_call
 from interpreters.transcript import TranscriptError, read_transcript
+from tests.support.flavours import SYNC
 
 
 @tool

@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from tests.support import rich_run
 from interpreters import resume
 from interpreters.cli.command import main
 from interpreters.replay import ReplayDivergence, areplay_llm, llm_request_at, replay, replay_llm, state_at
 from interpreters.replay.recovery import continue_transcript
 from interpreters.transcript import TranscriptError, read_transcript
+from tests.support import rich_run
 
 Damage = tuple[str, int, bytes]
 """(what was damaged, the damaged line's number, the damaged file)."""

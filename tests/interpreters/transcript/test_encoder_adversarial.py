@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 import msgspec
 import pytest
-from tests.support.flavours import Flavour
 
 from agentcore import AgentContext, AgentLoopConfig, Model, UserMessage
 from agentcore.codec import CodecError, dumps, from_json, json_form, register, to_json
@@ -29,6 +28,7 @@ from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, tool_call
 from interpreters.transcript import read_transcript
+from tests.support.flavours import Flavour
 
 MODEL = Model(id="m", api="test", provider="test")
 

@@ -17,18 +17,25 @@ from typing import Any
 
 import pytest
 
-from tests.support import suspension_runs as runs
-from agentcore import AgentContext, AgentLoopConfig, AgentToolResult, Approve, ExecuteTool, Model, TextContent
-from agentcore import ToolResultMessage
+from agentcore import (
+    AgentContext,
+    AgentLoopConfig,
+    AgentToolResult,
+    Approve,
+    ExecuteTool,
+    Model,
+    TextContent,
+    ToolResultMessage,
+)
 from agentcore.codec import to_json
 from interpreters import ScriptedModel, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
-
+from tests.support import suspension_runs as runs
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
-from tests.support.suspension_runs import DECISIONS, RAN, context, config, model
+from tests.support.suspension_runs import DECISIONS, RAN, config, context, model
 
 MODEL = Model(id="m")
 SEEN: list[Any] = []

@@ -17,13 +17,12 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Model, Usage, replace
 from agentcore.providers import get_model
 from agentcore.stream import DoneEvent, PartialAssistantMessage, StartEvent
-from tests.support.http_script_server import Reply as HttpReply
-from tests.support.http_script_server import ScriptServer
-from interpreters.replay import replay, replay_llm
+from interpreters.replay import replay
 from interpreters.transcript import TranscriptRecorder, read_transcript
-
 from tests.support.clocks import clock
 from tests.support.flavours import Flavour
+from tests.support.http_script_server import Reply as HttpReply
+from tests.support.http_script_server import ScriptServer
 
 KEY = "AQ.Ab8RN6-my-gemini-key-0123456789"  # the config's key; no well-known shape
 PIECES = [KEY[:12], KEY[12:24], KEY[24:]]

@@ -23,10 +23,8 @@ from agentcore import (
 from agentcore.codec import to_json
 from agentcore.inputs import StreamEventReceived
 from agentcore.state import initial_state
-from tests.support.clocks import StoppedClock, TickingClock
-from tests.support.flavours import ASYNCIO, SYNC
-from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
 from agentcore.stream import StartEvent
+from interpreters import Journal, ScriptedModel, agent_loop, run_agent_loop, tool
 from interpreters.replay import replay
 from interpreters.streams.scripted import Reply, ScriptedCall, tool_call
 from interpreters.transcript import (
@@ -36,6 +34,8 @@ from interpreters.transcript import (
     read_transcript,
     record_to,
 )
+from tests.support.clocks import StoppedClock, TickingClock
+from tests.support.flavours import ASYNCIO, SYNC
 from tests.support.sample_tools import add_text
 
 SECRET = "sk-ant-api03-" + "Q" * 40

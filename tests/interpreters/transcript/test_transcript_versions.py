@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
-from tests.support.flavours import SYNC
 from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.transcript import VERSION, read_transcript, update_digest
+from tests.support.flavours import SYNC
 
 DATA = Path(__file__).parents[2] / "data"
 

@@ -14,12 +14,12 @@ import pytest
 import agentcore.machine
 from agentcore import AgentContext, AgentLoopConfig, MessageUpdateEvent, Model, replace
 from agentcore.stream import TextDeltaEvent
-from tests.support.clocks import StoppedClock
-from tests.support.flavours import SYNC
 from interpreters import ScriptedModel
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import read_transcript
+from tests.support.clocks import StoppedClock
+from tests.support.flavours import SYNC
 from tests.support.sample_tools import add_text
 
 

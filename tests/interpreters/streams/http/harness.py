@@ -12,9 +12,9 @@ from agentcore import replace
 from agentcore.llm import LlmContext, StreamOptions
 from agentcore.messages import Model, UserMessage
 from agentcore.stream import DoneEvent, ErrorEvent
+from interpreters.signal import AbortSignal
 from tests.support.events import each_type
 from tests.support.flavours import Flavour
-from interpreters.signal import AbortSignal
 
 CONTEXT = LlmContext("", (UserMessage("What is 1231 * 2331?", timestamp=0),))
 

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.corpus import edit_payloads, load, requires_corpus, without_call_ids
-from tests.support.http_script_server import Reply, ScriptServer, model_for
 
 from agentcore import AgentContext, AgentLoopConfig
 from agentcore.messages import AssistantMessage, ToolResultMessage
-from tests.support.flavours import Flavour
 from interpreters import ToolContext, tool
 from interpreters.replay import replay
+from tests.support.corpus import edit_payloads, load, requires_corpus, without_call_ids
+from tests.support.flavours import Flavour
+from tests.support.http_script_server import Reply, ScriptServer, model_for
 
 pytestmark = requires_corpus
 

@@ -13,15 +13,16 @@ import socket
 import time
 
 import pytest
-from tests.support.flavours import Flavour
-from .harness import one_call
-from tests.support.http_script_server import Reply, ScriptServer, chat_model, model_for, reply_from
-from tests.support.corpus import load, requires_corpus, sse_from_chunks
 
 from agentcore import replace
 from agentcore.llm import StreamOptions
 from agentcore.providers import codec_for
 from interpreters.signal import AbortSignal
+from tests.support.corpus import load, requires_corpus, sse_from_chunks
+from tests.support.flavours import Flavour
+from tests.support.http_script_server import Reply, ScriptServer, chat_model, model_for, reply_from
+
+from .harness import one_call
 
 pytestmark = requires_corpus
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from tests.support.corpus import load, requires_corpus
-from tests.support.http_script_server import ScriptServer, reply_from
 
 from agentcore import AgentContext, AgentLoopConfig, replace
 from agentcore.messages import AssistantMessage, Model, ToolResultMessage, UserMessage
 from agentcore.providers import get_model
+from tests.support.corpus import load, requires_corpus
 from tests.support.flavours import Flavour
+from tests.support.http_script_server import ScriptServer, reply_from
 from tests.support.sample_tools import add, multiply
 
 pytestmark = requires_corpus

@@ -9,15 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support.http_script_server import Reply, ScriptServer, chat_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcore import AgentContext, AgentLoopConfig, replace
-from tests.support.flavours import FLAVOURS
 from interpreters import AbortSignal
 from interpreters.replay import ReplayDivergence, replay
 from interpreters.transcript import read_transcript
+from tests.support.flavours import FLAVOURS
+from tests.support.http_script_server import Reply, ScriptServer, chat_model
 from tests.support.sample_tools import add
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from agentcore.llm import StreamOptions
 from tests.support.flavours import Flavour
-from .harness import one_call
 from tests.support.http_script_server import Reply, ScriptServer, chat_model
+
+from .harness import one_call
 
 KEY = "sk-proj-" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghij"
 

@@ -8,10 +8,6 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.support.flavours import Flavour
-from .harness import CONTEXT, one_call
-from tests.support.http_script_server import Reply, ScriptServer, chat_model, reply_from
-from tests.support.corpus import load, requires_corpus
 
 import interpreters.streams.http.aio as http_aio  # the default instances' cache, looked into
 from agentcore import replace
@@ -26,6 +22,11 @@ from interpreters.streams.http import (
     default_streamer,
     stream_http,
 )
+from tests.support.corpus import load, requires_corpus
+from tests.support.flavours import Flavour
+from tests.support.http_script_server import Reply, ScriptServer, chat_model, reply_from
+
+from .harness import CONTEXT, one_call
 
 pytestmark = requires_corpus
 
