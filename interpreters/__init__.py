@@ -60,11 +60,15 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
+    """The names imported when first used (``_LAZY``), and the moved modules by their old paths
+    (``interpreters.scripted``: 0.5's package had them as attributes once imported)."""
+    import importlib
+
+    if f"{__name__}.{name}" in moved.MOVED:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'interpreters' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

@@ -2,9 +2,11 @@
 
 ``import interpreters.scripted`` (and every other path in :data:`MOVED`, with its submodules)
 gives the module at its new path, the same module object (so classes, ``isinstance`` and
-monkeypatching are shared), and a ``DeprecationWarning`` naming the new path. One finder on
-``sys.meta_path`` does it, installed when :mod:`interpreters` is imported; there are no files at
-the old paths.
+monkeypatching are shared), and a ``DeprecationWarning`` naming the new path, given once, at the
+line that used the old path. One finder on ``sys.meta_path`` does it, installed when
+:mod:`interpreters` is imported; there are no files at the old paths. An old path is also an
+attribute of the package (``interpreters.scripted.Reply`` after ``import interpreters``, as 0.5's
+package had the modules it imported).
 
 >>> import warnings
 >>> with warnings.catch_warnings(record=True) as caught:
@@ -22,6 +24,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -54,6 +57,27 @@ def new_name(name: str) -> str | None:
     return None
 
 
+_MACHINERY: Final = frozenset({__file__, os.path.join(os.path.dirname(__file__), "__init__.py"), importlib.__file__})
+"""The files an old path goes through on its way here, besides ``importlib._bootstrap``: this
+module, the package's ``__getattr__`` (``interpreters.scripted`` as an attribute) and
+``importlib.import_module``."""
+
+
+def _importer() -> int:
+    """The ``stacklevel`` of the line that used an old path, for a warning given by the caller
+    of this function: the first frame outside the import machinery, counted as ``warnings.warn``
+    counts (it skips the frames of ``importlib._bootstrap``)."""
+    level, frame = 2, sys._getframe(2)  # the caller's caller, level 2 if it is not skipped
+    while frame.f_back is not None:
+        filename = frame.f_code.co_filename
+        if filename in _MACHINERY:
+            level += 1
+        elif not ("importlib" in filename and "_bootstrap" in filename):  # those warnings.warn skips
+            break
+        frame = frame.f_back
+    return level
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
@@ -71,7 +95,7 @@ class _Loader(importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         warnings.warn(f"{spec.name} moved to {self.new} in agentcore-fx 0.6.0: import it from there",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=_importer())
         module = importlib.import_module(self.new)
         self.spec = module.__spec__
         return module

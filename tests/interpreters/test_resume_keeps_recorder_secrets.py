@@ -18,7 +18,7 @@ import pytest
 from agentcore import AgentContext, AgentLoopConfig, Approve, Model
 from interpreters import ScriptedModel, tool
 from interpreters.replay import aresume, fork, replay, resume
-from interpreters.resuming import AlreadyResumed
+from interpreters.replay.recovery import AlreadyResumed
 from interpreters.streams.scripted import Reply, ScriptedCall
 from interpreters.transcript import TranscriptRecorder, read_transcript
 from tests.support.clocks import clock

@@ -32,7 +32,7 @@ from interpreters import ScriptedModel, tool
 from interpreters.cli.command import main as cli_main
 from interpreters.pytest_plugin import AgentRecording
 from interpreters.replay import ReplayOptions, areplay_llm, fork, replay, replay_llm, state_at
-from interpreters.resuming import aresume, resume
+from interpreters.replay.recovery import aresume, resume
 from interpreters.streams.scripted import tool_call
 from interpreters.transcript import TranscriptError, read_transcript
 from tests.support.flavours import SYNC
