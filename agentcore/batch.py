@@ -8,19 +8,19 @@ phase is then :class:`~agentcore.state.RunningTools`). The batch knows nothing o
 How one call goes is one table, :data:`CALL`, read top to bottom (the step is what the call's
 :class:`~agentcore.state.ToolSlot` holds while it rests at that stage)::
 
-    stage               step       asks
-    start               waiting                                tool_execution_start
-    lookup                                                     unknown tool, invalid JSON: done
-    prepare_arguments   preparing  [the tool's prepare_arguments]
-    validate                                                   invalid arguments: done
-    before_tool_call    checking   [before_tool_call]          block: done; suspend: decision
-    approval            approving  [the tool's requires_approval function]   no approval needed: ready
-    decision            deciding   [decide_tool_call]          a decision taken (see below)
-    pending             pending                                waits for a decision from outside
-    ready               ready                                  parallel: waits for the batch's start
-    execute             running    the tool (ExecuteTool)
-    after_tool_call     finishing  [after_tool_call]
-    done                done                                   tool_execution_end
+    stage              step       asks                               then
+    start              waiting                                       tool_execution_start
+    lookup                                                           unknown tool, invalid JSON: done
+    prepare_arguments  preparing  [the tool's prepare_arguments]
+    validate                                                         invalid arguments: done
+    before_tool_call   checking   [before_tool_call]                 block: done; suspend: decision
+    approval           approving  [the tool's requires_approval]     no approval needed: ready
+    decision           deciding   [decide_tool_call]                 no decision: pending
+    pending            pending    the world, later (Resumed)
+    ready              ready                                         parallel: waits for the batch's start
+    execute            running    the tool (ExecuteTool)
+    after_tool_call    finishing  [after_tool_call]
+    done               done                                          tool_execution_end
 
 One function, :func:`_walk`, takes a call down the table until it waits for the world or is
 done; each answer resumes it at the stage that asked. A bracketed stage asks only when the hook
@@ -49,7 +49,7 @@ finish with their own results; calls not reached yet get an aborted result as th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 from returns.result import Failure
@@ -91,23 +91,10 @@ from .messages import AssistantMessage, ToolCall, ToolResultMessage
 from .records import Record
 from .state import RunningTools, SlotStep, ToolSlot
 from .texts import (
-    ABORTED_TEXT,
-    BLOCKED_TEXT,
-    DENIED_TEXT,
-    SUSPENDED_TEXT,
-    approval_required_text,
-    bad_answer_text,
-    bad_decision_text,
-    decisions_problem_text,
-    decisions_shape_text,
-    deferred_text,
+    ABORTED_TEXT, BLOCKED_TEXT, DENIED_TEXT, SUSPENDED_TEXT, approval_required_text, bad_answer_text,
+    bad_decision_text, decisions_problem_text, decisions_shape_text, deferred_text, invalid_json_text,
+    length_cutoff_text, not_found_text, slot_busy_text, slot_not_waiting_text, timed_out_text,
     wrong_decision_text,
-    invalid_json_text,
-    length_cutoff_text,
-    not_found_text,
-    slot_busy_text,
-    slot_not_waiting_text,
-    timed_out_text,
 )
 from .tools import AgentToolResult, PendingCall, error_result, validate_arguments
 
@@ -179,13 +166,13 @@ def _config_hook(hook: hooks.Hook) -> Callable[[Draft, _Call], bool]:
 @dataclass(frozen=True, slots=True)
 class SlotAsk:
     """A stage that asks the world about the call when ``asks`` says so (the hook is set), and
-    otherwise takes ``default`` as the answer.
+    otherwise does what the hook's neutral answer would (``otherwise``).
 
     Asking means: a new id, the ``effect`` built for it, and the call waits, holding ``step``,
     for an answer with that id: ``answers`` maps each input type it takes to the value that
     input brings (``failure`` is the input a hook that raised gives: the call is done with an
     error result; ``updates`` the input that reports progress without an answer). ``take``
-    gets the value (or the default) and says where the call goes next.
+    gets the value and says where the call goes next, as ``otherwise`` does.
     """
 
     name: str
@@ -194,13 +181,13 @@ class SlotAsk:
     asks: Callable[[Draft, _Call], bool]
     effect: Callable[[int, Draft, _Call], Effect]
     answers: Mapping[type, Callable[[Any, _Call], Any]]
-    default: Callable[[Draft, _Call], Any]
+    otherwise: Callable[[Draft, _Call], Go]
     take: Callable[[Draft, _Call, Any], Go]
     updates: type | None = None
+    failure: type | None = field(init=False)
 
-    @property
-    def failure(self) -> type | None:
-        return self.hook.failure if self.hook is not None else None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "failure", self.hook.failure if self.hook is not None else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +207,7 @@ def _fail(c: _Call, text: str, terminate: bool | None = None) -> Go:
 
 
 def _rest(s: Draft, c: _Call, step: SlotStep, wait_id: int = -1) -> None:
-    _put(s, c.index, ToolSlot(c.call, step, wait_id, c.args, c.result, c.is_error, pending=c.pending))
+    _put(s, c.index, ToolSlot(c.call, step, wait_id, c.args, c.result, c.is_error, 0, None, c.pending))
 
 
 def _start(s: Draft, c: _Call) -> Go:
@@ -240,6 +227,11 @@ def _lookup(s: Draft, c: _Call) -> Go:
 
 def _take_prepared(s: Draft, c: _Call, arguments: Any) -> Go:
     c.raw = arguments
+    return "validate"
+
+
+def _unprepared(s: Draft, c: _Call) -> Go:
+    c.raw = c.call.arguments
     return "validate"
 
 
@@ -273,6 +265,13 @@ tool's ``requires_approval`` function."""
 
 def _asks_approval(s: Draft, c: _Call) -> bool:
     return s.tool_policies.get(c.call.name) not in _WAITS_FOR
+
+
+def _by_policy(s: Draft, c: _Call) -> Go:
+    """What the tool's policy says when it asks no function: the call waits for an approval or
+    a result, or is ready."""
+    waits_for = _WAITS_FOR[s.tool_policies.get(c.call.name)]
+    return "ready" if waits_for is None else _take_approval(s, c, waits_for)
 
 
 def _take_approval(s: Draft, c: _Call, waits_for: WaitsFor | None) -> Go:
@@ -353,21 +352,21 @@ CALL: Final[tuple[SlotAsk | SlotDo, ...]] = (
             asks=lambda s, c: s.tool_index[c.call.name].has_prepare_arguments,
             effect=lambda id_, s, c: PrepareArguments(id_, c.call),
             answers={ArgumentsPrepared: lambda a, c: freeze(a.arguments)},
-            default=lambda s, c: c.call.arguments, take=_take_prepared),
+            otherwise=_unprepared, take=_take_prepared),
     SlotDo("validate", None, _validate),
     SlotAsk("before_tool_call", "checking", hooks.BEFORE_TOOL_CALL, asks=_config_hook(hooks.BEFORE_TOOL_CALL),
             effect=lambda id_, s, c: BeforeToolCall(id_, BeforeToolCallContext(_batch(s).message, c.call, c.args,
                                                                                s.context())),
             answers={BeforeToolCallDecided: lambda a, c: a.result},
-            default=lambda s, c: None, take=_take_check),
+            otherwise=lambda s, c: "approval", take=_take_check),
     SlotAsk("approval", "approving", hooks.REQUIRES_APPROVAL, asks=_asks_approval,
             effect=lambda id_, s, c: CheckApproval(id_, c.call, c.args),
             answers={ApprovalChecked: lambda a, c: "approval" if a.required else None},
-            default=lambda s, c: _WAITS_FOR[s.tool_policies.get(c.call.name)], take=_take_approval),
+            otherwise=_by_policy, take=_take_approval),
     SlotAsk("decision", "deciding", hooks.DECIDE_TOOL_CALL, asks=_config_hook(hooks.DECIDE_TOOL_CALL),
             effect=lambda id_, s, c: DecideToolCall(id_, c.pending),  # type: ignore[arg-type]  # set before
             answers={ToolCallDecided: lambda a, c: a.decision},
-            default=lambda s, c: None, take=_take_decision),
+            otherwise=lambda s, c: "pending", take=_take_decision),
     SlotDo("pending", "pending", _pending),
     SlotDo("ready", "ready", _ready),
     SlotAsk("execute", "running", None, asks=_always,
@@ -375,17 +374,18 @@ CALL: Final[tuple[SlotAsk | SlotDo, ...]] = (
             answers={ToolFinished: lambda a, c: (a.result, False),
                      ToolFailed: lambda a, c: (error_result(a.error), True),
                      ToolTimedOut: lambda a, c: (error_result(timed_out_text(c.call.name, a.timeout_ms)), True)},
-            default=lambda s, c: None, take=_take_result, updates=ToolUpdated),
+            otherwise=lambda s, c: None, take=_take_result, updates=ToolUpdated),  # always asks
     SlotAsk("after_tool_call", "finishing", hooks.AFTER_TOOL_CALL, asks=_config_hook(hooks.AFTER_TOOL_CALL),
             effect=lambda id_, s, c: AfterToolCall(id_, _after_context(s, c)),
             answers={AfterToolCallDecided: lambda a, c: a.result},
-            default=lambda s, c: None, take=_take_patch),
+            otherwise=lambda s, c: "done", take=_take_patch),
     SlotDo("done", "done", _complete),
 )
 """The stages of one call, in order."""
 
-_AT: Final = {stage.name: i for i, stage in enumerate(CALL)}
-_DONE: Final = _AT["done"]
+_STAGE: Final = {stage.name: stage for stage in CALL}
+_UNCHECKED: Final = frozenset({CALL[0].name, CALL[-1].name})
+"""The stages an aborted call still goes through: its start, and the end of it."""
 _ASK_OF_STEP: Final = {stage.step: stage for stage in CALL if type(stage) is SlotAsk}
 _WAITING: Final = frozenset(_ASK_OF_STEP)
 """The steps in which a call waits for an answer (the others carry no id: ``wait_id`` is -1)."""
@@ -408,10 +408,10 @@ ANSWERS: Final[dict[type, tuple[str, ...]]] = _answers()
 
 def _walk(s: Draft, c: _Call, go: Go) -> None:
     """Take call ``c`` down :data:`CALL` from stage ``go`` until it waits for the world or is done."""
+    aborted = s.aborted
     while go is not None:
-        at = _AT[go]
-        stage = CALL[at]
-        if s.aborted and 0 < at < _DONE:  # the one abort check: nothing more is asked
+        stage = _STAGE[go]
+        if aborted and go not in _UNCHECKED:  # the one abort check: nothing more is asked
             if c.result is None:  # a call that ran keeps its own result
                 _fail(c, ABORTED_TEXT)
             go = "done"
@@ -422,7 +422,7 @@ def _walk(s: Draft, c: _Call, go: Go) -> None:
                 s.ask(stage.effect(id_, s, c))
                 _rest(s, c, stage.step, id_)
                 return
-            go = stage.take(s, c, stage.default(s, c))
+            go = stage.otherwise(s, c)
         else:
             assert type(stage) is SlotDo
             go = stage.run(s, c)
@@ -456,9 +456,10 @@ def answer(s: Draft, inp: ToolAnswer) -> BatchOutcome:
     """Take an answer about one call (``problem`` said it is legal): the stage that asked
     (the call's step says which) takes its value, and the call goes on from there."""
     given: Any
-    index = slot_of(_batch(s), inp.id)
+    batch = _batch(s)
+    index = slot_of(batch, inp.id)
     assert index is not None
-    slot = _batch(s).slots[index]
+    slot = batch.slots[index]
     stage = _ASK_OF_STEP[slot.step]
     kind, given = type(inp), inp
     if kind is stage.updates:  # progress: the call stays where it is
@@ -641,17 +642,21 @@ def _advance(s: Draft) -> BatchOutcome:
             else:
                 return None  # the current call waits for an answer
             continue
-        if not b.sequential:
-            ready = [i for i, slot in enumerate(slots) if slot.step == "ready"]
-            if ready:
-                for i in ready:
-                    _walk(s, _Call(i, slots[i]), "execute")
-                continue
-        if all(slot.step == "done" for slot in slots):
-            return _batch_done(s, b)
-        if all(slot.step in ("done", "pending") for slot in slots):
-            return BatchPaused(tuple(slot.pending for slot in slots if slot.pending is not None and slot.step == "pending"))
-        return None
+        if not b.sequential:  # every call is prepared: the ready ones start (each runs, or is done)
+            for i, slot in enumerate(slots):
+                if slot.step == "ready":
+                    _walk(s, _Call(i, slot), "execute")
+            b = _batch(s)
+            slots = b.slots
+        paused, pending = False, []
+        for slot in slots:
+            if slot.step == "pending":
+                paused = True
+                if slot.pending is not None:
+                    pending.append(slot.pending)
+            elif slot.step != "done":
+                return None  # a call waits for an answer
+        return BatchPaused(tuple(pending)) if paused else _batch_done(s, b)
 
 
 def _batch_done(s: Draft, b: RunningTools) -> BatchDone:

@@ -24,7 +24,6 @@ from agentcore import (
     RunEnded,
     RunSuspended,
     Started,
-    StreamEventReceived,
     StreamFailed,
     ToolFailed,
     ToolFinished,
