@@ -4,7 +4,6 @@ and its one abort check ends each call where the table says."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, get_args
 
 from agentcore import (
@@ -39,7 +38,6 @@ from agentcore.state import RunningTools, SlotStep, Suspended
 
 from .world import call, reply, stream_events
 
-ROOT = Path(__file__).resolve().parents[2]
 OK = AgentToolResult((TextContent("ran"),))
 
 
@@ -72,13 +70,6 @@ def test_a_hook_failure_during_the_batch_goes_to_the_batch_never_to_the_turn() -
     assert TRANSITIONS[(RunningTools, HookFailed)] is TRANSITIONS[(RunningTools, ToolFinished)]
     turn_handlers = {TRANSITIONS[(phase, HookFailed)] for phase in turn_phases}
     assert len(turn_handlers) == 1 and TRANSITIONS[(RunningTools, HookFailed)] not in turn_handlers
-
-
-def test_the_architecture_page_shows_the_call_table() -> None:
-    page = (ROOT / "docs" / "architecture.md").read_text()
-    rows = page.split("| stage | the call's step | asks | then |\n|---|---|---|---|\n")[1].split("\n\n")[0]
-    shown = [tuple(cell.strip(" `") for cell in row.strip("|").split("|")[:2]) for row in rows.splitlines()]
-    assert shown == [(stage.name, stage.step or "—") for stage in CALL]
 
 
 # --------------------------------------------------------------------------- the one abort check

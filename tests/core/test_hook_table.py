@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
-from pathlib import Path
 from typing import Any, get_args
 
 import agentcore.effects
@@ -42,9 +41,6 @@ from agentcore.state import Finished, LoopState, RunningTools, Suspended
 
 from .test_every_phase_and_input import HOOKS as EVERY_HOOK
 from .test_every_phase_and_input import TOOLS, USER, answers, decisions
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def test_the_config_s_hooks_are_the_table_s_config_hooks_in_order() -> None:
     assert HOOK_NAMES == tuple(h.name for h in HOOKS if h.on == "config")
@@ -169,15 +165,3 @@ def test_the_effects_module_docstring_lists_every_effect_and_its_answers() -> No
     table = _answer_table([(line[:23], line[23:]) for line in body])
     expected = {h.effect.__name__: {h.answer.__name__, "HookFailed"} for h in HOOK_OF_EFFECT.values()}
     assert table == {**expected, **EXPECTED_OTHERS}
-
-
-def test_the_architecture_page_lists_every_effect_and_its_answers() -> None:
-    page = (ROOT / "docs" / "architecture.md").read_text()
-    section = page.split("| effect | answered by |\n|---|---|\n")[1].split("\n\n")[0]
-    rows = [line.strip("|").split(" | ") for line in section.splitlines()]
-    table = _answer_table([(effects, answered_by) for effects, answered_by in rows])
-    for hook in HOOK_OF_EFFECT.values():
-        assert table[hook.effect.__name__] == {hook.answer.__name__}, hook
-    for name, inputs in EXPECTED_OTHERS.items():
-        assert table[name] == inputs
-    assert "| any hook effect | or `HookFailed` |" in section
