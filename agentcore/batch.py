@@ -5,19 +5,34 @@ answer about a call to :func:`answer`; on an abort it calls :func:`abort`. Each 
 :class:`BatchDone` once every call has its result, or ``None`` while the batch waits (the
 phase is then :class:`~agentcore.state.RunningTools`). The batch knows nothing of turns.
 
-Each call goes through its :class:`~agentcore.state.ToolSlot` steps in source order::
+How one call goes is one table, :data:`CALL`, read top to bottom (the step is what the call's
+:class:`~agentcore.state.ToolSlot` holds while it rests at that stage)::
 
-    waiting → lookup, invalid JSON → [preparing: prepare_arguments] → validate
-            → [checking: before_tool_call] → [approving: requires_approval(args)]
-            → [deciding: decide_tool_call] → (pending) → ready → running: execute
-            → [finishing: after_tool_call] → done (tool_execution_end emitted)
+    stage              step       asks                               then
+    start              waiting                                       tool_execution_start
+    lookup                                                           unknown tool, invalid JSON: done
+    prepare_arguments  preparing  [the tool's prepare_arguments]
+    validate                                                         invalid arguments: done
+    before_tool_call   checking   [before_tool_call]                 block: done; suspend: decision
+    approval           approving  [the tool's requires_approval]     no approval needed: ready
+    decision           deciding   [decide_tool_call]                 no decision: pending
+    pending            pending    the world, later (Resumed)
+    ready              ready                                         parallel: waits for the batch's start
+    execute            running    the tool (ExecuteTool)
+    after_tool_call    finishing  [after_tool_call]
+    done               done                                          tool_execution_end
 
-Brackets mark steps that only occur when the tool or the run has the hook. A call waits for a
-decision when ``before_tool_call`` returned ``suspend=True``, when its tool requires approval
-(``True``, or its function says so) or is deferred: ``decide_tool_call``, when the run has it,
-is asked first; a call it gives no decision is ``pending``. A decision takes a pending call on:
-``Approve`` makes it ready (edited arguments are validated again), ``Deny`` gives it an error
-result, ``ToolOutput`` is its result as if the tool had returned it (``after_tool_call`` sees it).
+One function, :func:`_walk`, takes a call down the table until it waits for the world or is
+done; each answer resumes it at the stage that asked. A bracketed stage asks only when the hook
+is set, and otherwise takes the hook's neutral answer; that gate is written once, in the walk.
+Answers are dispatched by the step of the call they answer.
+
+A call waits for a decision when ``before_tool_call`` returned ``suspend=True``, when its tool
+requires approval (``True``, or its function says so) or is deferred: ``decide_tool_call``,
+when the run has it, is asked first; a call it gives no decision is ``pending``. A decision
+takes a pending call on: ``Approve`` makes it ready (edited arguments are validated again),
+``Deny`` gives it an error result, ``ToolOutput`` is its result as if the tool had returned it
+(``after_tool_call`` sees it).
 
 In sequential mode (the run's mode, or any called tool's) a call runs to ``done``, and its
 result message is emitted, before the next is prepared; a pending call stops the batch there.
@@ -26,17 +41,20 @@ result messages are emitted in call order when the last one is done. When every 
 or pending and some are pending, the batch is paused (:class:`BatchPaused`): the turn suspends
 the run, and :func:`decide` takes the decisions when it is resumed.
 
-An abort ends, at once, every call waiting on a hook or a decision; calls already running
+An abort is taken in two places only: :func:`abort` ends, at once, every call waiting on a hook
+or a decision, and the walk stops a call before any stage after ``start``: calls already running
 finish with their own results; calls not reached yet get an aborted result as they are reached.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, TypeAlias
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TypeAlias
 
 from returns.result import Failure
 
+from . import hooks
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -44,7 +62,7 @@ from .config import (
     BeforeToolCallResult,
 )
 from .draft import Draft
-from .effects import AfterToolCall, BeforeToolCall, CheckApproval, DecideToolCall, ExecuteTool, PrepareArguments
+from .effects import AfterToolCall, BeforeToolCall, CheckApproval, DecideToolCall, Effect, ExecuteTool, PrepareArguments
 from .events import (
     MessageEndEvent,
     MessageStartEvent,
@@ -71,7 +89,7 @@ from .inputs import (
 )
 from .messages import AssistantMessage, ToolCall, ToolResultMessage
 from .records import Record
-from .state import RunningTools, ToolSlot
+from .state import RunningTools, SlotStep, ToolSlot
 from .texts import (
     ABORTED_TEXT,
     BLOCKED_TEXT,
@@ -94,12 +112,12 @@ from .texts import (
 )
 from .tools import AgentToolResult, PendingCall, ToolPolicy, ToolSpec, error_result, validate_arguments
 
-__all__ = ["ANSWERS", "BatchDone", "BatchPaused", "ToolAnswer", "abort", "answer", "decide", "decision_problem", "decisions_problem",
-           "problem", "slot_of", "start", "waits_problem"]
+__all__ = ["ANSWERS", "CALL", "BatchDone", "BatchPaused", "SlotAsk", "SlotDo", "ToolAnswer", "abort", "answer",
+           "decide", "decision_problem", "decisions_problem", "problem", "slot_of", "start", "waits_problem"]
 
 ToolAnswer: TypeAlias = (ArgumentsPrepared | BeforeToolCallDecided | ToolUpdated | ToolFinished | ToolFailed
                          | ToolTimedOut | AfterToolCallDecided | HookFailed | ApprovalChecked | ToolCallDecided)
-"""The inputs that answer something about one call of the batch."""
+"""The inputs that answer something about one call of the batch (:data:`ANSWERS` says where)."""
 
 
 class BatchDone(Record, frozen=True):
@@ -118,23 +136,313 @@ class BatchPaused(Record, frozen=True):
     pending: tuple[PendingCall, ...]
 
 
-ANSWERS: Final[dict[type, tuple[str, ...]]] = {
-    ArgumentsPrepared: ("preparing",),
-    BeforeToolCallDecided: ("checking",),
-    ToolUpdated: ("running",),
-    ToolFinished: ("running",),
-    ToolFailed: ("running",),
-    ToolTimedOut: ("running",),
-    AfterToolCallDecided: ("finishing",),
-    ApprovalChecked: ("approving",),
-    ToolCallDecided: ("deciding",),
-    HookFailed: ("preparing", "checking", "approving", "deciding", "finishing"),
-}
-"""Input type → the slot steps that can take it."""
+# --------------------------------------------------------------------------- one call, as a table
 
-_HOOK_STEPS: Final = ANSWERS[HookFailed]
-_WAITING: Final = frozenset(step for steps in ANSWERS.values() for step in steps)
+
+class _Call:
+    """One call while the walk takes it down :data:`CALL`, within one step: what its stages
+    hand on. Its slot in the batch is written when it rests (waits, or is done)."""
+
+    __slots__ = ("index", "call", "raw", "args", "pending", "result", "is_error")
+
+    def __init__(self, index: int, slot: ToolSlot) -> None:
+        self.index = index
+        self.call: ToolCall = slot.call
+        self.raw: Any = None
+        """The arguments to validate (the call's own, or what ``prepare_arguments`` made of them)."""
+        self.args: Any = slot.args
+        """The validated arguments (``None`` before)."""
+        self.pending: PendingCall | None = slot.pending
+        self.result: AgentToolResult | None = slot.result
+        self.is_error: bool = slot.is_error
+
+
+WaitsFor: TypeAlias = Literal["approval", "result"]
+
+Go: TypeAlias = "str | None"
+"""Where a call goes next: the name of a stage of :data:`CALL`, or ``None``: it rests there."""
+
+
+def _always(s: Draft, c: _Call) -> bool:
+    return True
+
+
+def _config_hook(hook: hooks.Hook) -> Callable[[Draft, _Call], bool]:
+    """The gate of a stage that asks a hook of the run's config: is it set."""
+    name = hook.name
+
+    def is_set(s: Draft, c: _Call) -> bool:
+        return name in s.hooks
+
+    return is_set
+
+
+@dataclass(frozen=True, slots=True)
+class SlotAsk:
+    """A stage that asks the world about the call when ``asks`` says so (the hook is set), and
+    otherwise does what the hook's neutral answer would (``otherwise``).
+
+    Asking means: a new id, the ``effect`` built for it, and the call waits, holding ``step``,
+    for an answer with that id: ``answers`` maps each input type it takes to the value that
+    input brings (``failure`` is the input a hook that raised gives: the call is done with an
+    error result; ``updates`` the input that reports progress without an answer). ``take``
+    gets the value and says where the call goes next, as ``otherwise`` does.
+    """
+
+    name: str
+    step: SlotStep
+    hook: hooks.Hook | None
+    asks: Callable[[Draft, _Call], bool]
+    effect: Callable[[int, Draft, _Call], Effect]
+    answers: Mapping[type, Callable[[Any, _Call], Any]]
+    otherwise: Callable[[Draft, _Call], Go]
+    take: Callable[[Draft, _Call, Any], Go]
+    updates: type | None = None
+    failure: type | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "failure", self.hook.failure if self.hook is not None else None)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotDo:
+    """A stage the core does itself; ``run`` says where the call goes next (``None``: it rests
+    at this stage, holding ``step``, or is done)."""
+
+    name: str
+    step: SlotStep | None
+    run: Callable[[Draft, _Call], Go]
+
+
+def _fail(c: _Call, text: str, terminate: bool | None = None) -> Go:
+    """The call ends with the error result ``text``."""
+    c.result, c.is_error = error_result(text, terminate), True
+    return "done"
+
+
+def _rest(s: Draft, c: _Call, step: SlotStep, wait_id: int = -1) -> None:
+    _put(s, c.index, ToolSlot(c.call, step, wait_id, c.args, c.result, c.is_error, 0, None, c.pending))
+
+
+def _start(s: Draft, c: _Call) -> Go:
+    call = c.call
+    s.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+    return "lookup"
+
+
+def _lookup(s: Draft, c: _Call) -> Go:
+    call = c.call
+    if call.name not in s.tool_index:
+        return _fail(c, not_found_text(call.name))
+    if call.invalid_json is not None:
+        return _fail(c, invalid_json_text(call.name, call.invalid_json))
+    return "prepare_arguments"
+
+
+def _take_prepared(s: Draft, c: _Call, arguments: Any) -> Go:
+    c.raw = arguments
+    return "validate"
+
+
+def _unprepared(s: Draft, c: _Call) -> Go:
+    c.raw = c.call.arguments
+    return "validate"
+
+
+def _validate(s: Draft, c: _Call) -> Go:
+    checked = validate_arguments(s.tool_index[c.call.name], c.raw)
+    if isinstance(checked, Failure):
+        return _fail(c, checked.failure())
+    c.args = checked.unwrap()
+    return "before_tool_call"
+
+
+def _wait_for_decision(c: _Call, reason: str, waits_for: WaitsFor) -> Go:
+    call = c.call
+    c.pending = PendingCall(call.id, call.name, c.args, reason, waits_for)
+    return "decision"
+
+
+def _take_check(s: Draft, c: _Call, decision: BeforeToolCallResult | None) -> Go:
+    if decision is not None and decision.block:
+        return _fail(c, decision.reason or BLOCKED_TEXT, True if decision.terminate else None)
+    if decision is not None and decision.suspend:
+        deferred = s.tool_policies.get(c.call.name) == "deferred"
+        return _wait_for_decision(c, decision.reason or SUSPENDED_TEXT, "result" if deferred else "approval")
+    return "approval"
+
+
+_WAITS_FOR: Final[dict[str | None, WaitsFor | None]] = {None: None, "approval": "approval", "deferred": "result"}
+"""A tool's policy → what its calls wait for; a policy not here (``check_approval``) asks the
+tool's ``requires_approval`` function."""
+
+
+def _asks_approval(s: Draft, c: _Call) -> bool:
+    return s.tool_policies.get(c.call.name) not in _WAITS_FOR
+
+
+def _by_policy(s: Draft, c: _Call) -> Go:
+    """What the tool's policy says when it asks no function: the call waits for an approval or
+    a result, or is ready."""
+    waits_for = _WAITS_FOR[s.tool_policies.get(c.call.name)]
+    return "ready" if waits_for is None else _take_approval(s, c, waits_for)
+
+
+def _take_approval(s: Draft, c: _Call, waits_for: WaitsFor | None) -> Go:
+    if waits_for is None:
+        return "ready"
+    if waits_for == "result":
+        return _wait_for_decision(c, deferred_text(c.call.name), "result")
+    return _wait_for_decision(c, approval_required_text(c.call.name), "approval")
+
+
+def _take_decision(s: Draft, c: _Call, decision: Decision | None) -> Go:
+    return "pending" if decision is None else _apply(s, c, decision)
+
+
+def _apply(s: Draft, c: _Call, decision: Decision) -> Go:
+    """A decision on a call that waits for one (its kind was checked)."""
+    c.pending = None
+    if isinstance(decision, Deny):
+        return _fail(c, decision.reason or DENIED_TEXT)
+    if isinstance(decision, ToolOutput):
+        c.result, c.is_error = decision.result, decision.is_error  # type: ignore[assignment]  # checked
+        return "after_tool_call"
+    # Approve: checked against the tool as the tools in force declare it (a resumed run's are the
+    # resuming code's: what a stored suspension says the call was checked against is not taken)
+    spec = s.tool_index.get(c.call.name)
+    if spec is None:
+        return _fail(c, not_found_text(c.call.name))
+    checked = validate_arguments(spec, c.args if decision.arguments is None else decision.arguments)
+    if isinstance(checked, Failure):
+        return _fail(c, checked.failure())
+    c.args = checked.unwrap()
+    return "ready"
+
+
+def _pending(s: Draft, c: _Call) -> Go:
+    _rest(s, c, "pending")
+    return None
+
+
+def _ready(s: Draft, c: _Call) -> Go:
+    if _batch(s).sequential:
+        return "execute"
+    _rest(s, c, "ready")  # the batch starts every ready call once all are prepared
+    return None
+
+
+def _take_result(s: Draft, c: _Call, outcome: tuple[AgentToolResult, bool]) -> Go:
+    c.result, c.is_error = outcome
+    return "after_tool_call"
+
+
+def _take_patch(s: Draft, c: _Call, patch: AfterToolCallResult | None) -> Go:
+    result = c.result
+    assert result is not None
+    c.result, c.is_error = _patch(result, c.is_error, patch)
+    return "done"
+
+
+def _after_context(s: Draft, c: _Call) -> AfterToolCallContext:
+    result = c.result
+    assert result is not None
+    return AfterToolCallContext(_batch(s).message, c.call, c.args, result, c.is_error, s.context())
+
+
+def _complete(s: Draft, c: _Call) -> Go:
+    """The call has its final result: ``tool_execution_end`` (and, sequentially, its message)."""
+    call, result = c.call, c.result
+    assert result is not None
+    s.emit(ToolExecutionEndEvent(call.id, call.name, result, c.is_error))
+    slot = ToolSlot(call, "done", -1, c.args, result, c.is_error, s.at)
+    if _batch(s).sequential:  # kept: the turn's tool_results hold this same message
+        slot = ToolSlot(call, "done", -1, c.args, result, c.is_error, s.at, _emit_message(s, slot))
+    _put(s, c.index, slot)
+    return None
+
+
+CALL: Final[tuple[SlotAsk | SlotDo, ...]] = (
+    SlotDo("start", "waiting", _start),
+    SlotDo("lookup", None, _lookup),
+    SlotAsk("prepare_arguments", "preparing", hooks.PREPARE_ARGUMENTS,
+            asks=lambda s, c: s.tool_index[c.call.name].has_prepare_arguments,
+            effect=lambda id_, s, c: PrepareArguments(id_, c.call),
+            answers={ArgumentsPrepared: lambda a, c: freeze(a.arguments)},
+            otherwise=_unprepared, take=_take_prepared),
+    SlotDo("validate", None, _validate),
+    SlotAsk("before_tool_call", "checking", hooks.BEFORE_TOOL_CALL, asks=_config_hook(hooks.BEFORE_TOOL_CALL),
+            effect=lambda id_, s, c: BeforeToolCall(id_, BeforeToolCallContext(_batch(s).message, c.call, c.args,
+                                                                               s.context())),
+            answers={BeforeToolCallDecided: lambda a, c: a.result},
+            otherwise=lambda s, c: "approval", take=_take_check),
+    SlotAsk("approval", "approving", hooks.REQUIRES_APPROVAL, asks=_asks_approval,
+            effect=lambda id_, s, c: CheckApproval(id_, c.call, c.args),
+            answers={ApprovalChecked: lambda a, c: "approval" if a.required else None},
+            otherwise=_by_policy, take=_take_approval),
+    SlotAsk("decision", "deciding", hooks.DECIDE_TOOL_CALL, asks=_config_hook(hooks.DECIDE_TOOL_CALL),
+            effect=lambda id_, s, c: DecideToolCall(id_, c.pending),  # type: ignore[arg-type]  # set before
+            answers={ToolCallDecided: lambda a, c: a.decision},
+            otherwise=lambda s, c: "pending", take=_take_decision),
+    SlotDo("pending", "pending", _pending),
+    SlotDo("ready", "ready", _ready),
+    SlotAsk("execute", "running", None, asks=_always,
+            effect=lambda id_, s, c: ExecuteTool(id_, c.call, c.args),
+            answers={ToolFinished: lambda a, c: (a.result, False),
+                     ToolFailed: lambda a, c: (error_result(a.error), True),
+                     ToolTimedOut: lambda a, c: (error_result(timed_out_text(c.call.name, a.timeout_ms)), True)},
+            otherwise=lambda s, c: None, take=_take_result, updates=ToolUpdated),  # always asks
+    SlotAsk("after_tool_call", "finishing", hooks.AFTER_TOOL_CALL, asks=_config_hook(hooks.AFTER_TOOL_CALL),
+            effect=lambda id_, s, c: AfterToolCall(id_, _after_context(s, c)),
+            answers={AfterToolCallDecided: lambda a, c: a.result},
+            otherwise=lambda s, c: "done", take=_take_patch),
+    SlotDo("done", "done", _complete),
+)
+"""The stages of one call, in order."""
+
+_STAGE: Final = {stage.name: stage for stage in CALL}
+_UNCHECKED: Final = frozenset({CALL[0].name, CALL[-1].name})
+"""The stages an aborted call still goes through: its start, and the end of it."""
+_ASK_OF_STEP: Final = {stage.step: stage for stage in CALL if type(stage) is SlotAsk}
+_WAITING: Final = frozenset(_ASK_OF_STEP)
 """The steps in which a call waits for an answer (the others carry no id: ``wait_id`` is -1)."""
+_ENDED_BY_ABORT: Final = frozenset(step for step, stage in _ASK_OF_STEP.items() if stage.hook is not None) | {"pending"}
+"""The steps of a call waiting on a hook or a decision: an abort ends them at once."""
+
+
+def _answers() -> dict[type, tuple[str, ...]]:
+    answers: dict[type, tuple[str, ...]] = {}
+    for step, stage in _ASK_OF_STEP.items():
+        for kind in (*stage.answers, stage.updates, stage.failure):
+            if kind is not None:
+                answers[kind] = answers.get(kind, ()) + (step,)
+    return answers
+
+
+ANSWERS: Final[dict[type, tuple[str, ...]]] = _answers()
+"""Input type → the slot steps that can take it (read from :data:`CALL`)."""
+
+
+def _walk(s: Draft, c: _Call, go: Go) -> None:
+    """Take call ``c`` down :data:`CALL` from stage ``go`` until it waits for the world or is done."""
+    aborted = s.aborted
+    while go is not None:
+        stage = _STAGE[go]
+        if aborted and go not in _UNCHECKED:  # the one abort check: nothing more is asked
+            if c.result is None:  # a call that ran keeps its own result
+                _fail(c, ABORTED_TEXT)
+            go = "done"
+            continue
+        if type(stage) is SlotAsk:
+            if stage.asks(s, c):  # the one hook gate
+                id_ = s.new_id()
+                s.ask(stage.effect(id_, s, c))
+                _rest(s, c, stage.step, id_)
+                return
+            go = stage.otherwise(s, c)
+        else:
+            assert type(stage) is SlotDo
+            go = stage.run(s, c)
 
 
 # --------------------------------------------------------------------------- the entry points
@@ -159,68 +467,42 @@ def start(s: Draft, reply: AssistantMessage) -> BatchOutcome:
 
 
 def _sequential(s: Draft, calls: tuple[ToolCall, ...]) -> bool:
-    """The calls run one at a time: the run's mode says so, or a called tool declares it."""
+    """The calls run one at a time: the run's mode says so, or a called tool declares it. (A
+    batch that started parallel and is resumed under code that says so, ``Resumed.settings``,
+    runs the calls approved at the resume one after the other, in call order.)"""
     return s.tool_execution == "sequential" or any(
         (spec := s.tool_index.get(c.name)) is not None and spec.execution_mode == "sequential" for c in calls
     )
 
 
-def _one_at_a_time(s: Draft, b: RunningTools) -> bool:
-    """A batch that started parallel, whose calls the tools and mode in force now run one at a
-    time: a run resumed under other code (``Resumed.settings``). The calls approved at the
-    resume then run one after the other, in call order."""
-    return _sequential(s, b.message.tool_calls)
-
-
 def answer(s: Draft, inp: ToolAnswer) -> BatchOutcome:
-    """Take an answer about one call (``problem`` said it is legal)."""
-    index = slot_of(_batch(s), inp.id)
+    """Take an answer about one call (``problem`` said it is legal): the stage that asked
+    (the call's step says which) takes its value, and the call goes on from there."""
+    given: Any
+    batch = _batch(s)
+    index = slot_of(batch, inp.id)
     assert index is not None
-    slot = _batch(s).slots[index]
-    if isinstance(inp, ToolUpdated):
-        s.emit(ToolExecutionUpdateEvent(slot.call.id, slot.call.name, slot.call.arguments, inp.partial_result))
+    slot = batch.slots[index]
+    stage = _ASK_OF_STEP[slot.step]
+    kind, given = type(inp), inp
+    if kind is stage.updates:  # progress: the call stays where it is
+        s.emit(ToolExecutionUpdateEvent(slot.call.id, slot.call.name, slot.call.arguments, given.partial_result))
         return None
-    if isinstance(inp, ArgumentsPrepared):
-        _validate(s, index, freeze(inp.arguments))
-    elif isinstance(inp, BeforeToolCallDecided):
-        decision = inp.result
-        if decision is not None and decision.block:
-            _complete(s, index, error_result(decision.reason or BLOCKED_TEXT, True if decision.terminate else None), True)
-        elif decision is not None and decision.suspend:
-            deferred = s.tool_policies.get(slot.call.name) == "deferred"
-            _needs_decision(s, index, slot.args, decision.reason or SUSPENDED_TEXT,
-                            "result" if deferred else "approval")
-        else:
-            _checked(s, index, slot.args)
-    elif isinstance(inp, ApprovalChecked):
-        if inp.required:
-            _needs_decision(s, index, slot.args, approval_required_text(slot.call.name), "approval")
-        else:
-            _ready(s, index, slot.args)
-    elif isinstance(inp, ToolCallDecided):
-        if inp.decision is None:
-            _put(s, index, ToolSlot(slot.call, "pending", -1, slot.args, pending=slot.pending))
-        else:
-            _apply(s, index, inp.decision)
-    elif isinstance(inp, ToolFinished):
-        _executed(s, index, inp.result, False)
-    elif isinstance(inp, ToolFailed):
-        _executed(s, index, error_result(inp.error), True)
-    elif isinstance(inp, ToolTimedOut):
-        _executed(s, index, error_result(timed_out_text(slot.call.name, inp.timeout_ms)), True)
-    elif isinstance(inp, AfterToolCallDecided):
-        assert slot.result is not None
-        _complete(s, index, *_patch(slot.result, slot.is_error, inp.result))
-    else:  # HookFailed: prepare_arguments, before_tool_call or after_tool_call raised
-        _complete(s, index, error_result(inp.error), True)
+    c = _Call(index, slot)
+    if kind is stage.failure:  # the hook raised
+        go = _fail(c, given.error)
+    else:
+        go = stage.take(s, c, stage.answers[kind](inp, c))
+    _walk(s, c, go)
     return _advance(s)
 
 
 def abort(s: Draft) -> BatchOutcome:
     """The run was aborted (``s.aborted`` is set): calls waiting on a hook or a decision end now."""
     for i, slot in enumerate(_batch(s).slots):
-        if slot.step in _HOOK_STEPS or slot.step == "pending":
-            _complete(s, i, error_result(ABORTED_TEXT), True)
+        if slot.step in _ENDED_BY_ABORT:
+            c = _Call(i, slot)
+            _walk(s, c, _fail(c, ABORTED_TEXT))
     return _advance(s)
 
 
@@ -229,7 +511,8 @@ def decide(s: Draft, decisions: tuple[tuple[str, Decision], ...]) -> BatchOutcom
     for call_id, decision in decisions:
         for i, slot in enumerate(_batch(s).slots):
             if slot.step == "pending" and slot.call.id == call_id:
-                _apply(s, i, decision)
+                c = _Call(i, slot)
+                _walk(s, c, _apply(s, c, decision))
                 break
     return _advance(s)
 
@@ -351,7 +634,7 @@ def _answer_problem(inp: ToolAnswer) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------- one call's steps
+# --------------------------------------------------------------------------- the batch
 
 
 def _batch(s: Draft) -> RunningTools:
@@ -363,116 +646,6 @@ def _batch(s: Draft) -> RunningTools:
 def _put(s: Draft, index: int, slot: ToolSlot) -> None:
     b = _batch(s)
     s.phase = RunningTools(b.message, b.sequential, b.slots[:index] + (slot,) + b.slots[index + 1:], b.cursor)
-
-
-def _prepare(s: Draft, index: int) -> None:
-    """The call's start event, lookup, then ``prepare_arguments`` or validation."""
-    call = _batch(s).slots[index].call
-    s.emit(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-    spec = s.tool_index.get(call.name)
-    if s.aborted:
-        _complete(s, index, error_result(ABORTED_TEXT), True)
-    elif spec is None:
-        _complete(s, index, error_result(not_found_text(call.name)), True)
-    elif call.invalid_json is not None:
-        _complete(s, index, error_result(invalid_json_text(call.name, call.invalid_json)), True)
-    elif spec.has_prepare_arguments:
-        id_ = s.new_id()
-        s.ask(PrepareArguments(id_, call))
-        _put(s, index, ToolSlot(call, "preparing", id_))
-    else:
-        _validate(s, index, call.arguments)
-
-
-def _validate(s: Draft, index: int, arguments: Any) -> None:
-    call = _batch(s).slots[index].call
-    checked = validate_arguments(s.tool_index[call.name], arguments)
-    if isinstance(checked, Failure):
-        _complete(s, index, error_result(checked.failure()), True)
-    elif "before_tool_call" in s.hooks:
-        args = checked.unwrap()
-        id_ = s.new_id()
-        s.ask(BeforeToolCall(id_, BeforeToolCallContext(_batch(s).message, call, args, s.context())))
-        _put(s, index, ToolSlot(call, "checking", id_, args))
-    else:
-        _checked(s, index, checked.unwrap())
-
-
-def _checked(s: Draft, index: int, args: Any) -> None:
-    """``before_tool_call`` let the call through: the tool's policy decides whether it waits."""
-    call = _batch(s).slots[index].call
-    policy = s.tool_policies.get(call.name)
-    if policy is None:
-        _ready(s, index, args)
-    elif policy == "deferred":
-        _needs_decision(s, index, args, deferred_text(call.name), "result")
-    elif policy == "approval":
-        _needs_decision(s, index, args, approval_required_text(call.name), "approval")
-    else:  # check_approval: the tool's requires_approval function says
-        id_ = s.new_id()
-        s.ask(CheckApproval(id_, call, args))
-        _put(s, index, ToolSlot(call, "approving", id_, args))
-
-
-def _needs_decision(s: Draft, index: int, args: Any, reason: str, waits_for: Any) -> None:
-    """The call waits for a decision: ``decide_tool_call`` is asked, else it is pending."""
-    call = _batch(s).slots[index].call
-    pending = PendingCall(call.id, call.name, args, reason, waits_for)
-    if "decide_tool_call" in s.hooks:
-        id_ = s.new_id()
-        s.ask(DecideToolCall(id_, pending))
-        _put(s, index, ToolSlot(call, "deciding", id_, args, pending=pending))
-    else:
-        _put(s, index, ToolSlot(call, "pending", -1, args, pending=pending))
-
-
-def _apply(s: Draft, index: int, decision: Decision) -> None:
-    """A decision on a call that waits for one (its kind was checked)."""
-    slot = _batch(s).slots[index]
-    if isinstance(decision, Deny):
-        _complete(s, index, error_result(decision.reason or DENIED_TEXT), True)
-    elif isinstance(decision, ToolOutput):
-        _executed(s, index, decision.result, decision.is_error)  # type: ignore[arg-type]  # checked
-    else:  # Approve: checked against the tool as the tools in force declare it (a resumed run's are the
-        # resuming code's: what a stored suspension says the call was checked against is not taken)
-        spec = s.tool_index.get(slot.call.name)
-        if spec is None:
-            _complete(s, index, error_result(not_found_text(slot.call.name)), True)
-            return
-        checked = validate_arguments(spec, slot.args if decision.arguments is None else decision.arguments)
-        if isinstance(checked, Failure):
-            _complete(s, index, error_result(checked.failure()), True)
-        else:
-            _ready(s, index, checked.unwrap())
-
-
-def _ready(s: Draft, index: int, args: Any) -> None:
-    _put(s, index, ToolSlot(_batch(s).slots[index].call, "ready", -1, args))
-    if _batch(s).sequential:
-        _execute(s, index)
-
-
-def _execute(s: Draft, index: int) -> None:
-    slot = _batch(s).slots[index]
-    if s.aborted:  # a parallel call that was ready when the abort came
-        _complete(s, index, error_result(ABORTED_TEXT), True)
-        return
-    id_ = s.new_id()
-    s.ask(ExecuteTool(id_, slot.call, slot.args))
-    _put(s, index, ToolSlot(slot.call, "running", id_, slot.args))
-
-
-def _executed(s: Draft, index: int, result: AgentToolResult, is_error: bool) -> None:
-    """The tool returned (or raised): ``after_tool_call``, or the call is done. After an abort
-    no hook is asked any more: the call keeps its own result."""
-    slot = _batch(s).slots[index]
-    if "after_tool_call" in s.hooks and not s.aborted:
-        id_ = s.new_id()
-        ctx = AfterToolCallContext(_batch(s).message, slot.call, slot.args, result, is_error, s.context())
-        s.ask(AfterToolCall(id_, ctx))
-        _put(s, index, ToolSlot(slot.call, "finishing", id_, slot.args, result, is_error))
-    else:
-        _complete(s, index, result, is_error)
 
 
 def _patch(result: AgentToolResult, is_error: bool, patch: AfterToolCallResult | None) -> tuple[AgentToolResult, bool]:
@@ -488,19 +661,6 @@ def _patch(result: AgentToolResult, is_error: bool, patch: AfterToolCallResult |
     return patched, patch.is_error if patch.is_error is not None else is_error
 
 
-def _complete(s: Draft, index: int, result: AgentToolResult, is_error: bool) -> None:
-    """The call has its final result: ``tool_execution_end`` (and, sequentially, its message)."""
-    b = _batch(s)
-    call, args = b.slots[index].call, b.slots[index].args
-    s.emit(ToolExecutionEndEvent(call.id, call.name, result, is_error))
-    slot = ToolSlot(call, "done", -1, args, result, is_error, s.at)
-    if b.sequential:  # kept: the turn's tool_results hold this same message
-        slot = ToolSlot(call, "done", -1, args, result, is_error, s.at, _emit_message(s, slot))
-    _put(s, index, slot)
-
-
-# --------------------------------------------------------------------------- the batch
-
 
 def _advance(s: Draft) -> BatchOutcome:
     """Move the batch forward as far as it goes without an answer."""
@@ -510,7 +670,7 @@ def _advance(s: Draft) -> BatchOutcome:
         if b.cursor < len(slots):
             current = slots[b.cursor]
             if current.step == "waiting":
-                _prepare(s, b.cursor)
+                _walk(s, _Call(b.cursor, current), "start")
             elif current.step == "done" or (current.step in ("ready", "pending") and not b.sequential):
                 s.phase = RunningTools(b.message, b.sequential, slots, b.cursor + 1)
             elif current.step == "pending":  # sequential: nothing after it runs before its decision
@@ -519,24 +679,28 @@ def _advance(s: Draft) -> BatchOutcome:
             else:
                 return None  # the current call waits for an answer
             continue
-        if not b.sequential:
+        if not b.sequential:  # every call is prepared: the ready ones start (each runs, or is done)
             ready = [i for i, slot in enumerate(slots) if slot.step == "ready"]
-            if ready:
-                if _one_at_a_time(s, b):  # resumed under code that runs these calls one at a time
-                    if any(slot.step in _WAITING for slot in slots):
-                        return None
-                    ready = ready[:1]
-                for i in ready:
-                    _execute(s, i)
-                continue
-        if all(slot.step == "done" for slot in slots):
-            return _done(s, b)
-        if all(slot.step in ("done", "pending") for slot in slots):
-            return BatchPaused(tuple(slot.pending for slot in slots if slot.pending is not None and slot.step == "pending"))
-        return None
+            if ready and _sequential(s, b.message.tool_calls):  # resumed under code that runs them one at a time
+                if any(slot.step in _WAITING for slot in slots):
+                    return None
+                ready = ready[:1]
+            for i in ready:
+                _walk(s, _Call(i, slots[i]), "execute")
+            b = _batch(s)
+            slots = b.slots
+        paused, pending = False, []
+        for slot in slots:
+            if slot.step == "pending":
+                paused = True
+                if slot.pending is not None:
+                    pending.append(slot.pending)
+            elif slot.step != "done":
+                return None  # a call waits for an answer
+        return BatchPaused(tuple(pending)) if paused else _batch_done(s, b)
 
 
-def _done(s: Draft, b: RunningTools) -> BatchDone:
+def _batch_done(s: Draft, b: RunningTools) -> BatchDone:
     if b.sequential:
         results = tuple(slot.message or _result_message(slot) for slot in b.slots)
     else:

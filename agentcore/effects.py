@@ -13,13 +13,16 @@ ConvertToLlm           ContextConverted | HookFailed
 CallLlm                StreamEventReceived* then a final event | StreamFailed
 PrepareArguments       ArgumentsPrepared | HookFailed
 BeforeToolCall         BeforeToolCallDecided | HookFailed
-ExecuteTool            ToolUpdated* then ToolFinished | ToolFailed
+ExecuteTool            ToolUpdated* then ToolFinished | ToolFailed | ToolTimedOut
 AfterToolCall          AfterToolCallDecided | HookFailed
 CheckApproval          ApprovalChecked | HookFailed
 DecideToolCall         ToolCallDecided | HookFailed
 PrepareNextTurn        NextTurnPrepared | HookFailed
 ShouldStopAfterTurn    StopAfterTurnDecided | HookFailed
 =====================  ====================================================================
+
+Each effect that ``HookFailed`` may answer asks for a hook of the user's: :mod:`agentcore.hooks`
+declares which (a test checks this table against it).
 
 ``CancelLlm(id)`` tells the interpreter to stop reading the stream of call ``id`` (the run was
 aborted and the core has already closed the message).

@@ -70,9 +70,9 @@ from typing import Any, Final, Literal, TypeAlias
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
-from . import batch
+from . import batch, hooks
 from .call_ids import take_call_ids, taken_call_ids
-from .config import HOOK_NAMES, AgentContext, NextTurn, PrepareNextTurnContext
+from .config import AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
 from .effects import (
@@ -113,7 +113,6 @@ from .inputs import (
     RunSettings,
     Started,
     SteeringPolled,
-    StopAfterTurnDecided,
     StreamEventReceived,
     StreamFailed,
 )
@@ -284,21 +283,27 @@ def _never(s: Draft) -> bool:
 class Ask:
     """A stage that asks the user's ``hook`` when it is set, and otherwise takes ``default``.
 
-    Asking means: a new id, the ``effect`` built for it, and the ``phase`` that waits for the
-    ``answer`` input with that id. The answer's ``value`` (or the default) goes to ``take``,
-    which returns whether the turn goes on (false: the run ended). A stage whose ``skip`` is
-    true is passed over.
+    Asking means: a new id, the ``effect`` built for it (of the hook's effect type), and the
+    ``phase`` that waits for the hook's ``answer`` input with that id. The answer's ``value``
+    (or the default) goes to ``take``, which returns whether the turn goes on (false: the run
+    ended). A stage whose ``skip`` is true is passed over.
     """
 
     name: str
-    hook: str
+    hook: hooks.Hook
     phase: type
-    answer: type
     effect: Callable[[int, Draft], Effect]
     value: Callable[[Any], Any]
     default: Callable[[Draft], Any]
     take: Callable[[Draft, Any], bool]
     skip: Callable[[Draft], bool] = _never
+
+    @property
+    def answer(self) -> type:
+        """The input that brings the hook's value."""
+        answer = self.hook.answer
+        assert answer is not None
+        return answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,9 +320,10 @@ def _take_steering(s: Draft, messages: Sequence[AgentMessage]) -> bool:
     return True
 
 
-def _nothing_new(s: Draft) -> bool:
-    """Follow-ups are polled only when the run would otherwise end: no turn open, no steering
-    messages polled, and the last reply asked for no (non-terminating) tools."""
+def _run_goes_on(s: Draft) -> bool:
+    """Whether the run goes on without follow-ups: a turn is open, steering messages were
+    polled, or the last reply asked for (non-terminating) tools. Follow-ups are polled only
+    when the run would otherwise end."""
     return s.turn_open or bool(s.pending) or s.has_more_tool_calls
 
 
@@ -472,17 +478,17 @@ def _take_stop(s: Draft, stop: bool) -> bool:
 
 
 TURN: Final[tuple[Ask | Do, ...]] = (
-    Ask("poll_steering", "get_steering_messages", AwaitingSteering, SteeringPolled,
+    Ask("poll_steering", hooks.GET_STEERING_MESSAGES, AwaitingSteering,
         effect=lambda id_, s: PollSteering(id_), value=lambda a: a.messages,
         default=lambda s: (), take=_take_steering),
-    Ask("poll_follow_ups", "get_follow_up_messages", AwaitingFollowUps, FollowUpsPolled,
+    Ask("poll_follow_ups", hooks.GET_FOLLOW_UP_MESSAGES, AwaitingFollowUps,
         effect=lambda id_, s: PollFollowUps(id_), value=lambda a: a.messages,
-        default=lambda s: (), take=_take_follow_ups, skip=_nothing_new),
+        default=lambda s: (), take=_take_follow_ups, skip=_run_goes_on),
     Do("open_turn", _open_turn),
-    Ask("transform_context", "transform_context", AwaitingTransform, ContextTransformed,
+    Ask("transform_context", hooks.TRANSFORM_CONTEXT, AwaitingTransform,
         effect=lambda id_, s: TransformContext(id_, s.messages), value=lambda a: a.messages,
         default=lambda s: s.messages, take=_take_view),
-    Ask("convert_to_llm", "convert_to_llm", AwaitingConvert, ContextConverted,
+    Ask("convert_to_llm", hooks.CONVERT_TO_LLM, AwaitingConvert,
         effect=lambda id_, s: ConvertToLlm(id_, _view(s)), value=lambda a: a.messages,
         default=_default_conversion, take=_take_view),
     Do("call_model", _call_model),
@@ -490,10 +496,10 @@ TURN: Final[tuple[Ask | Do, ...]] = (
     Do("suspend", _suspend),
     Do("end_turn", _end_turn),
     Do("check_budgets", _check_budgets),
-    Ask("prepare_next_turn", "prepare_next_turn", AwaitingNextTurn, NextTurnPrepared,
+    Ask("prepare_next_turn", hooks.PREPARE_NEXT_TURN, AwaitingNextTurn,
         effect=lambda id_, s: PrepareNextTurn(id_, _turn_context(s)), value=lambda a: a.next_turn,
         default=lambda s: None, take=_take_next_turn),
-    Ask("should_stop_after_turn", "should_stop_after_turn", AwaitingStopDecision, StopAfterTurnDecided,
+    Ask("should_stop_after_turn", hooks.SHOULD_STOP_AFTER_TURN, AwaitingStopDecision,
         effect=lambda id_, s: ShouldStopAfterTurn(id_, _turn_context(s)), value=lambda a: a.stop,
         default=lambda s: False, take=_take_stop),
 )
@@ -514,7 +520,7 @@ def _walk(s: Draft, at: int) -> None:
                 return
             if stage.skip(s):
                 go = True
-            elif stage.hook in s.hooks:  # the one hook gate
+            elif stage.hook.name in s.hooks:  # the one hook gate
                 id_ = s.new_id()
                 s.ask(stage.effect(id_, s))
                 s.phase = stage.phase(id_)
@@ -600,7 +606,7 @@ def _on_answer(s: Draft, inp: Any) -> None:
 
 def _on_hook_failed(s: Draft, inp: HookFailed) -> None:
     """A loop hook raised (a tool hook's failure is the batch's: :data:`TRANSITIONS` sends it there)."""
-    text = hook_failed_text(_ASK_OF_PHASE[type(s.phase)].hook, inp.error)
+    text = hook_failed_text(_ASK_OF_PHASE[type(s.phase)].hook.name, inp.error)
     _close_turn_with(s, _synthetic_reply(s, "error", text), started=False)
 
 
@@ -621,7 +627,7 @@ def _on_resumed(s: Draft, inp: Resumed) -> None:
         _walk_after(s, "run_tools")
 
 
-_CONVERTING: Final = frozenset({"convert_to_llm", "transform_context"})
+_CONVERTING: Final = frozenset({hooks.CONVERT_TO_LLM.name, hooks.TRANSFORM_CONTEXT.name})
 
 
 def _put_in_force(s: Draft, settings: RunSettings) -> None:
@@ -651,10 +657,10 @@ def _settings_problem(settings: Any) -> str | None:
     problem = type_problem(settings, RunSettings | None, "Resumed's settings")
     if problem is not None or settings is None:
         return problem
-    unknown = sorted(h for h in settings.hooks if h not in HOOK_NAMES or h == "get_api_key")
+    unknown = sorted(h for h in settings.hooks if h not in hooks.ASKED_BY_CORE)
     if unknown:
         return (f"Resumed's settings name hooks the core does not ask ({', '.join(map(repr, unknown))}): "
-                f"the hooks are among {', '.join(h for h in HOOK_NAMES if h != 'get_api_key')}")
+                f"the hooks are among {', '.join(hooks.ASKED_BY_CORE)}")
     for name in ("max_turns", "max_total_tokens"):
         limit = getattr(settings, name)
         if limit is not None and limit < 1:

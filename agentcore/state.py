@@ -30,6 +30,7 @@ from .call_ids import CallIds, taken_call_ids
 from .config import AgentContext, AgentLoopConfig, hooks_set
 from .convert import convert_message
 from .frozen import JSON, FrozenDict
+from .hooks import CONVERT_TO_LLM, GET_API_KEY, TRANSFORM_CONTEXT
 from .messages import (
     AgentMessage,
     AssistantMessage,
@@ -120,18 +121,17 @@ class Streaming(Record, frozen=True):
 
 SlotStep = Literal["waiting", "preparing", "checking", "approving", "deciding", "pending", "ready", "running",
                    "finishing", "done"]
+"""The steps of a tool call, in the order of the stages of :data:`agentcore.batch.CALL` (a test
+checks they agree)."""
 
 
 class ToolSlot(Record, frozen=True):
-    """One tool call of a batch and how far it got.
-
-    ``waiting`` (not reached yet) → ``preparing`` (``prepare_arguments`` running) → ``checking``
-    (``before_tool_call`` running) → ``approving`` (the tool's ``requires_approval`` function
-    running) → ``deciding`` (``decide_tool_call`` running) → ``pending`` (waiting for a decision
-    from outside the run: ``pending`` says on what) → ``ready`` → ``running`` → ``finishing``
-    (``after_tool_call`` running) → ``done`` (``result`` set, ``tool_execution_end`` emitted).
-    ``message`` is the result message once emitted (sequential mode emits it as soon as the call
-    is done; the turn's ``tool_results`` then hold that same message).
+    """One tool call of a batch and how far it got: ``step`` is the stage of the tool batch's
+    table (:data:`agentcore.batch.CALL`) it rests at, from ``waiting`` (not reached yet) to
+    ``done`` (``result`` set, ``tool_execution_end`` emitted); ``wait_id`` is the id of the
+    answer it waits for (-1: none). ``pending`` says what a ``deciding`` or ``pending`` call
+    waits for. ``message`` is the result message once emitted (sequential mode emits it as soon
+    as the call is done; the turn's ``tool_results`` then hold that same message).
     """
 
     call: ToolCall
@@ -372,7 +372,7 @@ def index_tools(tools: tuple[ToolSpec, ...]) -> Mapping[str, ToolSpec]:
 
 def llm_view(messages: PVector[AgentMessage], hooks: frozenset[str]) -> PVector[AgentMessage] | None:
     """The default conversion of ``messages``, kept by the state (``None`` when a hook converts)."""
-    if "convert_to_llm" in hooks or "transform_context" in hooks:
+    if CONVERT_TO_LLM.name in hooks or TRANSFORM_CONTEXT.name in hooks:
         return None
     return pvector(c for c in map(convert_message, messages) if c is not None)
 
@@ -404,7 +404,7 @@ def initial_state(
         model=the_model,
         thinking_level=level,
         tool_execution=mode,
-        hooks=frozenset(the_hooks) - {"get_api_key"},
+        hooks=frozenset(the_hooks) - {GET_API_KEY.name},
         system_prompt=context.system_prompt,
         tools=specs,
         tool_index=index_tools(specs),

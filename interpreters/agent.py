@@ -56,6 +56,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 from agentcore.batch import decision_problem
 from agentcore.config import AgentContext, AgentLoopConfig
 from agentcore.events import AgentEndEvent, AgentEvent
+from agentcore.hooks import GET_FOLLOW_UP_MESSAGES, GET_STEERING_MESSAGES
 from agentcore.inputs import Approve, Decision, Deny, ToolOutput
 from agentcore.messages import (
     AgentMessage,
@@ -120,7 +121,7 @@ SUSPENDED: Final = (
 NOT_SUSPENDED: Final = "Agent is not suspended: no tool call waits for a decision"
 
 # AgentLoopConfig fields the agent fills in itself; the others may be passed through.
-_OWNED: Final = frozenset({"model", "thinking_level", "get_steering_messages", "get_follow_up_messages"})
+_OWNED: Final = frozenset({"model", "thinking_level", GET_STEERING_MESSAGES.name, GET_FOLLOW_UP_MESSAGES.name})
 _PASS_THROUGH: Final = frozenset(f.name for f in dataclasses.fields(AgentLoopConfig)) - _OWNED
 _QUEUE_MODES: Final = ("one-at-a-time", "all")
 

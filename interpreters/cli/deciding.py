@@ -31,6 +31,7 @@ from agentcore import (
     ToolOutput,
 )
 from agentcore.frozen import thaw
+from agentcore.hooks import GET_FOLLOW_UP_MESSAGES, GET_STEERING_MESSAGES
 from agentcore.records import replace
 from agentcore.state import Suspended
 
@@ -200,8 +201,8 @@ def resumed_config(args: argparse.Namespace, setup: Setup, suspension: Suspensio
                              f"({_limit(option, recorded)}), so that its transcript replays as one run; leave "
                              f"{option} out")
     return replace(setup.config,
-                   get_steering_messages=_nothing if "get_steering_messages" in run.hooks else None,
-                   get_follow_up_messages=_nothing if "get_follow_up_messages" in run.hooks else None,
+                   get_steering_messages=_nothing if GET_STEERING_MESSAGES.name in run.hooks else None,
+                   get_follow_up_messages=_nothing if GET_FOLLOW_UP_MESSAGES.name in run.hooks else None,
                    decide_tool_call=None, max_turns=run.max_turns, max_total_tokens=run.max_total_tokens,
                    max_cost_usd=run.max_cost_usd)
 

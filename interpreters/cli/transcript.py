@@ -24,6 +24,7 @@ from agentcore import (
     ToolResultMessage,
 )
 from agentcore.codec import CodecError, from_json, to_json
+from agentcore.hooks import GET_API_KEY, GET_FOLLOW_UP_MESSAGES, GET_STEERING_MESSAGES
 from agentcore.records import replace
 from agentcore.state import Finished, Suspended
 
@@ -339,7 +340,7 @@ def _cmd_fork(args: argparse.Namespace) -> int:
     return 0
 
 
-_POLLS = frozenset({"get_steering_messages", "get_follow_up_messages", "get_api_key"})
+_POLLS = frozenset({GET_STEERING_MESSAGES.name, GET_FOLLOW_UP_MESSAGES.name, GET_API_KEY.name})
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:

@@ -44,28 +44,22 @@ from agentcore import (
     SUSPENSION_VERSION,
     AbortRequested,
     AfterToolCall,
-    AfterToolCallDecided,
     AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
     AgentMessage,
     AgentTool,
     AgentToolResult,
-    ApprovalChecked,
     Approve,
-    ArgumentsPrepared,
     AssistantMessage,
     BashExecutionMessage,
     BeforeToolCall,
-    BeforeToolCallDecided,
     BeforeToolCallResult,
     BranchSummaryMessage,
     CallLlm,
     CancelLlm,
     CheckApproval,
     CompactionSummaryMessage,
-    ContextConverted,
-    ContextTransformed,
     ConvertToLlm,
     DecideToolCall,
     Decision,
@@ -75,13 +69,11 @@ from agentcore import (
     Emit,
     ErrorEvent,
     ExecuteTool,
-    FollowUpsPolled,
     HookFailed,
     Input,
     LlmContext,
     LoopState,
     NextTurn,
-    NextTurnPrepared,
     PartialAssistantMessage,
     PendingCall,
     PollFollowUps,
@@ -92,8 +84,6 @@ from agentcore import (
     RunEnded,
     RunSuspended,
     ShouldStopAfterTurn,
-    SteeringPolled,
-    StopAfterTurnDecided,
     StreamEventReceived,
     StreamFailed,
     StreamOptions,
@@ -101,7 +91,6 @@ from agentcore import (
     TextContent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
-    ToolCallDecided,
     ToolCallDeltaEvent,
     ToolFailed,
     ToolFinished,
@@ -118,6 +107,19 @@ from agentcore import (
 )
 from agentcore.batch import decisions_problem, waits_problem
 from agentcore.codec import PartialFold
+from agentcore.hooks import (
+    AFTER_TOOL_CALL,
+    BEFORE_TOOL_CALL,
+    CONVERT_TO_LLM,
+    GET_API_KEY,
+    GET_FOLLOW_UP_MESSAGES,
+    GET_STEERING_MESSAGES,
+    HOOK_OF_EFFECT,
+    PREPARE_ARGUMENTS,
+    PREPARE_NEXT_TURN,
+    TRANSFORM_CONTEXT,
+    Hook,
+)
 from agentcore.machine import Rejection, transition
 from agentcore.records import is_message, replace
 from agentcore.state import Suspended
@@ -604,7 +606,7 @@ class Run:
         get = self.config.get_api_key
         if get is None:
             return None
-        return _hook("get_api_key", get, (effect.model.provider,), _no_answer, self.signal)
+        return _hook(GET_API_KEY.name, get, (effect.model.provider,), _no_answer, self.signal)
 
     def resolved_key(self, effect: CallLlm, returned: Returned | None) -> str | None:
         """The key of a model call: what ``get_api_key`` returned (what it raised is raised)
@@ -1213,74 +1215,64 @@ def hook_call(
     effect: Effect | KeyLookup, config: AgentLoopConfig, registry: dict[str, AgentTool], signal: Any
 ) -> HookCall:
     """The call that carries out a hook effect (everything but model calls and tool runs), or a
-    :class:`KeyLookup`."""
+    :class:`KeyLookup`: the hook the effect asks for (:data:`agentcore.hooks.HOOK_OF_EFFECT`),
+    called with the arguments :data:`_HOOK_CALLS` gives, its value checked and fed back as the
+    hook's answer."""
     if type(effect) is KeyLookup:
-        return _hook("get_api_key", config.get_api_key, (effect.provider,), _no_answer, signal)
-    if isinstance(effect, PollSteering):
-        eid = effect.id
-        return _hook("get_steering_messages", config.get_steering_messages, (),
-                     lambda v, at: SteeringPolled(eid, polled_messages("get_steering_messages", v), at), signal)
-    if isinstance(effect, PollFollowUps):
-        eid = effect.id
-        return _hook("get_follow_up_messages", config.get_follow_up_messages, (),
-                     lambda v, at: FollowUpsPolled(eid, polled_messages("get_follow_up_messages", v), at), signal)
-    if isinstance(effect, TransformContext):
-        eid = effect.id
-        return _hook("transform_context", config.transform_context, (effect.messages,),
-                     lambda v, at: ContextTransformed(eid, _history("transform_context", v), at), signal)
-    if isinstance(effect, ConvertToLlm):
-        eid = effect.id
-        return _hook("convert_to_llm", config.convert_to_llm, (effect.messages,),
-                     lambda v, at: ContextConverted(eid, _history("convert_to_llm", v), at), signal)
-    if isinstance(effect, PrepareArguments):
-        eid = effect.id
-        tool = registry.get(effect.tool_call.name)
-        fn = tool.prepare_arguments if tool is not None and tool.prepare_arguments else _identity
-        return _hook("prepare_arguments", fn, (thaw(effect.tool_call.arguments),),
-                     lambda v, at: ArgumentsPrepared(eid, v, at), signal)
-    if isinstance(effect, BeforeToolCall):
-        eid = effect.id
-        ctx = replace(effect.context, context=_user_context(effect.context.context, registry))
-        check_before = _expect(BeforeToolCallResult, "before_tool_call")
-        return _hook("before_tool_call", config.before_tool_call, (ctx,),
-                     lambda v, at: BeforeToolCallDecided(eid, check_before(v), at), signal)
-    if isinstance(effect, AfterToolCall):
-        eid = effect.id
-        actx = replace(effect.context, context=_user_context(effect.context.context, registry))
-        check_after = _expect(AfterToolCallResult, "after_tool_call")
-        return _hook("after_tool_call", config.after_tool_call, (actx,),
-                     lambda v, at: AfterToolCallDecided(eid, check_after(v), at), signal)
-    if isinstance(effect, CheckApproval):
-        eid = effect.id
-        approval_tool = registry.get(effect.tool_call.name)
-        check = approval_tool.requires_approval if approval_tool is not None else None
-        if not callable(check):
-            check = _always
-        return _hook("requires_approval", check, (thaw(effect.args),),
-                     lambda v, at: ApprovalChecked(eid, bool(v), at), signal)
-    if isinstance(effect, DecideToolCall):
-        eid, pending = effect.id, effect.pending
-        return _hook("decide_tool_call", config.decide_tool_call, (pending,),
-                     lambda v, at: ToolCallDecided(eid, hook_decision(pending, v), at), signal)
-    if isinstance(effect, PrepareNextTurn):
-        eid = effect.id
-        pctx = replace(effect.context, context=_user_context(effect.context.context, registry))
-        check_next = _expect(NextTurn, "prepare_next_turn")
+        return _hook(GET_API_KEY.name, config.get_api_key, (effect.provider,), _no_answer, signal)
+    hook, how = HOOK_OF_EFFECT.get(type(effect)), _HOOK_CALLS.get(type(effect))
+    if hook is None or how is None or hook.answer is None:
+        raise TypeError(f"{type(effect).__name__} is not a hook effect")
+    arguments, value = how
+    fn = getattr(config, hook.name) if hook.on == "config" else _tool_hook(hook, effect, registry)
+    eid, answer = effect.id, hook.answer  # type: ignore[union-attr]  # every hook effect has an id
 
-        def next_turn(v: Any, at: int) -> Input:
-            nxt = check_next(v)
-            if nxt is not None and nxt.context is not None:
-                registry.clear()
-                registry.update(tool_registry(nxt.context.tools))
-            return NextTurnPrepared(eid, nxt, at)
+    def answered(v: Any, at: int) -> Input:
+        return answer(eid, value(effect, registry, v), at)  # type: ignore[no-any-return]
 
-        return _hook("prepare_next_turn", config.prepare_next_turn, (pctx,), next_turn, signal)
-    if isinstance(effect, ShouldStopAfterTurn):
-        eid = effect.id
-        sctx = replace(effect.context, context=_user_context(effect.context.context, registry))
-        return _hook("should_stop_after_turn", config.should_stop_after_turn, (sctx,),
-                     lambda v, at: StopAfterTurnDecided(eid, bool(v), at), signal)
-    raise TypeError(f"{type(effect).__name__} is not a hook effect")
+    return _hook(hook.name, fn, arguments(effect, registry), answered, signal)
+
+
+def _tool_hook(hook: Hook, effect: Any, registry: dict[str, AgentTool]) -> Callable[..., Any]:
+    """A tool's ``prepare_arguments`` (none: the arguments as they are) or ``requires_approval``
+    function (not a function: the call needs approval)."""
+    tool = registry.get(effect.tool_call.name)
+    fn = getattr(tool, hook.name, None) if tool is not None else None
+    if hook is PREPARE_ARGUMENTS:
+        return fn or _identity
+    return fn if callable(fn) else _always
+
+
+def _in_user_context(effect: Any, registry: dict[str, AgentTool]) -> tuple[Any, ...]:
+    return (replace(effect.context, context=_user_context(effect.context.context, registry)),)
+
+
+def _next_turn(effect: Any, registry: dict[str, AgentTool], value: Any) -> Any:
+    nxt = _expect(NextTurn, PREPARE_NEXT_TURN.name)(value)
+    if nxt is not None and nxt.context is not None:
+        registry.clear()
+        registry.update(tool_registry(nxt.context.tools))
+    return nxt
+
+
+_Arguments: TypeAlias = Callable[[Any, dict[str, AgentTool]], tuple[Any, ...]]
+_Value: TypeAlias = Callable[[Any, dict[str, AgentTool], Any], Any]
+
+_HOOK_CALLS: Final[dict[type, tuple[_Arguments, _Value]]] = {
+    PollSteering: (lambda e, r: (), lambda e, r, v: polled_messages(GET_STEERING_MESSAGES.name, v)),
+    PollFollowUps: (lambda e, r: (), lambda e, r, v: polled_messages(GET_FOLLOW_UP_MESSAGES.name, v)),
+    TransformContext: (lambda e, r: (e.messages,), lambda e, r, v: _history(TRANSFORM_CONTEXT.name, v)),
+    ConvertToLlm: (lambda e, r: (e.messages,), lambda e, r, v: _history(CONVERT_TO_LLM.name, v)),
+    PrepareArguments: (lambda e, r: (thaw(e.tool_call.arguments),), lambda e, r, v: v),
+    BeforeToolCall: (_in_user_context, lambda e, r, v: _expect(BeforeToolCallResult, BEFORE_TOOL_CALL.name)(v)),
+    AfterToolCall: (_in_user_context, lambda e, r, v: _expect(AfterToolCallResult, AFTER_TOOL_CALL.name)(v)),
+    CheckApproval: (lambda e, r: (thaw(e.args),), lambda e, r, v: bool(v)),
+    DecideToolCall: (lambda e, r: (e.pending,), lambda e, r, v: hook_decision(e.pending, v)),
+    PrepareNextTurn: (_in_user_context, _next_turn),
+    ShouldStopAfterTurn: (_in_user_context, lambda e, r, v: bool(v)),
+}
+"""Hook effect type → the arguments its hook is called with, and what its value answers
+(checked: a ``TypeError`` becomes ``HookFailed``)."""
 
 
 def _identity(value: Any) -> Any:
