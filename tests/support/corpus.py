@@ -1,4 +1,4 @@
-"""Loader for the recorded provider corpus (``shared/corpus``, see its ``INDEX.md``).
+"""Loader for the recorded provider corpus (``tests/data/corpus``, see its ``README.md``).
 
 Every recording format in the corpus is turned into the same shape: a list of
 :class:`Interaction` (request method/url/headers/body, response status/headers/body bytes), with
@@ -6,9 +6,9 @@ gzip bodies decompressed and JSON bodies that the pydantic-ai dialect stored as 
 re-serialized. vercel/ai ``*.chunks.txt`` files (one SSE ``data:`` payload per line) are re-framed
 as SSE text so they can be fed to the same decoders.
 
-The corpus is found through the ``AGENTCORE_CORPUS`` environment variable, or by walking up from
-this file to a directory that has a sibling ``shared/corpus``. :func:`corpus_dir` returns ``None``
-when it cannot be found; the :data:`requires_corpus` marker skips tests then.
+The corpus is in the repository (``tests/data/corpus``); ``AGENTCORE_CORPUS`` points the tests at
+another copy. :func:`corpus_dir` returns ``None`` when neither is there; the
+:data:`requires_corpus` marker skips tests then.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ def corpus_dir() -> Path | None:
         p = Path(env)
         return p if p.is_dir() else None
     here = Path(__file__).resolve()
+    bundled = here.parents[1] / "data" / "corpus"
+    if bundled.is_dir():
+        return bundled
     for parent in here.parents:
         candidate = parent / "shared" / "corpus"
         if candidate.is_dir():
@@ -236,7 +239,7 @@ def all_files() -> list[str]:
         return []
     return sorted(
         str(p.relative_to(base)) for p in base.rglob("*")
-        if p.is_file() and p.name not in ("INDEX.md", "INDEX.json")
+        if p.is_file() and p.name not in ("INDEX.md", "INDEX.json", "README.md", "sources.json")
     )
 
 

@@ -15,7 +15,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
         return
     import os
 
-    where = os.environ.get("AGENTCORE_CORPUS") or str(_ROOT.parent / "shared" / "corpus")
+    where = os.environ.get("AGENTCORE_CORPUS") or str(_ROOT / "tests" / "data" / "corpus")
     terminalreporter.write_line(
         f"provider corpus NOT FOUND: expected at {where} (or set AGENTCORE_CORPUS); "
         "the corpus tests (tests/core/providers, tests/interpreters/streams/http, tests/interpreters/cli) "
