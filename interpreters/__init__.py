@@ -33,8 +33,11 @@ __all__ = [
     "AbortSignal",
     "Agent",
     "AgentEventStream",
+    "Cassette",
+    "CassetteMiss",
     "InterpreterError",
     "Journal",
+    "MatchPolicy",
     "ReplayDivergence",
     "ScriptedModel",
     "SyncAgent",
@@ -55,6 +58,7 @@ __all__ = [
 _LAZY = {
     "Agent": "agent", "SyncAgent": "agent",
     "TranscriptRecorder": "transcript", "read_transcript": "transcript",
+    "Cassette": "streams.cassette", "CassetteMiss": "streams.cassette", "MatchPolicy": "streams.cassette",
     "ReplayDivergence": "replay", "replay": "replay", "replay_llm": "replay", "resume": "replay.recovery",
 }
 

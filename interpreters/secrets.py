@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from agentcore import AgentLoopConfig
@@ -30,6 +30,7 @@ __all__ = [
     "KEY_HINTS",
     "REDACTED",
     "environment_key",
+    "header_secrets",
     "hinted",
     "known_secrets",
     "merge_secrets",
@@ -76,13 +77,25 @@ def known_secrets(config: AgentLoopConfig | None, extra: Sequence[str]) -> tuple
         env = environment_key(config.model.provider)
         if env:
             found.append(env)
-        for headers in (config.headers, config.model.headers):
-            for name, value in (headers or {}).items():
-                if isinstance(value, str) and len(value) >= 8 and _SENSITIVE_HEADER.search(str(name)):
-                    found.append(value)
-                    if value.lower().startswith("bearer "):
-                        found.append(value[7:])
+        found.extend(header_secrets(config.headers, config.model.headers))
     return secret_forms(found)
+
+
+def header_secrets(*headers: Mapping[str, Any] | None) -> list[str]:
+    """The values of sensitive headers (names holding auth, key, token, secret, cookie, session
+    or password; values of at least 8 characters), with a bearer token also without ``Bearer ``.
+
+    >>> header_secrets({"Authorization": "Bearer abcdefgh", "Accept": "text/plain"}, None)
+    ['Bearer abcdefgh', 'abcdefgh']
+    """
+    found: list[str] = []
+    for mapping in headers:
+        for name, value in (mapping or {}).items():
+            if isinstance(value, str) and len(value) >= 8 and _SENSITIVE_HEADER.search(str(name)):
+                found.append(value)
+                if value.lower().startswith("bearer "):
+                    found.append(value[7:])
+    return found
 
 
 def secret_forms(found: Sequence[str]) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""``AbortSignal``: one object that aborts a run from any thread or from asyncio code."""
+"""``AbortSignal``: one object that aborts a run from any thread or from asyncio code;
+``StopRun``: what user code raises to stop a run and have the caller see why."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-__all__ = ["AbortSignal"]
+__all__ = ["AbortSignal", "StopRun"]
 
 _log = logging.getLogger("agentcore")
 
@@ -94,3 +95,11 @@ class AbortSignal:
             await future
         finally:
             remove()
+
+
+class StopRun(BaseException):
+    """Raised by user code (a stream function, a tool, a hook, a listener) to stop the run: the
+    run is aborted, still ends with ``agent_end``, and then the exception is raised to the caller
+    (as ``KeyboardInterrupt`` and ``SystemExit`` are). Subclass it together with an ``Exception``
+    to be both, as :class:`~interpreters.streams.cassette.CassetteMiss` (an ``AssertionError``)
+    does: a failed expectation that a run must not turn into an error message."""

@@ -127,7 +127,7 @@ from agentcore.suspension import run_settings
 from agentcore.texts import STREAM_ENDED_TEXT, suspension_version_text
 
 from ..secrets import REDACTED, environment_key
-from ..signal import AbortSignal
+from ..signal import AbortSignal, StopRun
 from .clock import now_ms
 
 __all__ = [
@@ -980,7 +980,7 @@ def _nothing() -> None:
     return None
 
 
-FATAL: Final = (KeyboardInterrupt, SystemExit)
+FATAL: Final = (KeyboardInterrupt, SystemExit, StopRun)
 """Exceptions of user code that stop the run (which still ends with ``agent_end``) and are then
 raised to the caller; every other exception becomes an error result or a failed reply."""
 

@@ -8,7 +8,10 @@ a model call:
 - :mod:`~interpreters.streams.http`: real providers over HTTP (``HttpStreamer``,
   ``AsyncHttpStreamer``);
 - :mod:`~interpreters.streams.recorded`: :class:`RecordedModel`, a transcript's replies played
-  back call by call (what LLM-only replay runs on).
+  back call by call (what LLM-only replay runs on);
+- :mod:`~interpreters.streams.cassette`: :class:`~interpreters.streams.cassette.Cassette`,
+  recorded replies given to the calls that ask what was recorded, each answer labelled and each
+  miss explained.
 """
 
 from .scripted import ScriptedModel

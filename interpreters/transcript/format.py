@@ -30,6 +30,7 @@ from ..secrets import hinted, scrub_json
 
 __all__ = [
     "CALLER_SECRETS",
+    "SAMPLING_OPTIONS",
     "DELTAS",
     "DELTA_HEADER_LINE",
     "DELTA_LINE",
@@ -47,6 +48,7 @@ __all__ = [
     "compact_json",
     "delta_run_digest",
     "is_update",
+    "sampling_options",
     "json_str",
     "update_digest",
 ]
@@ -196,3 +198,13 @@ def update_digest(updates: Sequence[MessageUpdateEvent], secrets: Sequence[str] 
     if secrets is not None and (hinted(text) or any(secret in text for secret in secrets)):
         text = scrub_json(text, secrets)
     return _digest(text)
+
+
+SAMPLING_OPTIONS: Final = ("temperature", "max_tokens", "thinking_budgets")
+"""The config's options that change what a model answers, recorded in the header as
+``"options"`` (a request-matched replay compares them)."""
+
+
+def sampling_options(config: Any) -> dict[str, Any]:
+    """The header's ``options``: each of :data:`SAMPLING_OPTIONS` as the config has it (JSON)."""
+    return {name: to_json(getattr(config, name)) for name in SAMPLING_OPTIONS}

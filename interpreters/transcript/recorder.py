@@ -58,6 +58,7 @@ from .format import (
     compact_json,
     delta_run_digest,
     json_str,
+    sampling_options,
 )
 from .writer import TranscriptFile
 
@@ -71,6 +72,7 @@ def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, 
             given: int) -> dict[str, Any]:
     hooks = sorted(hooks_set(config)) if config is not None else sorted(state.hooks)
     counted = {CALLER_SECRETS: given} if given else {}
+    options = {} if config is None else {"options": sampling_options(config)}
     return {
         "transcript": FORMAT,
         "version": VERSION,
@@ -81,6 +83,7 @@ def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, 
         "tools": prepared(state.tools),
         "hooks": hooks,
         "interpreter": interpreter,
+        **options,
         **counted,
         "initial_state": prepared(state),
     }

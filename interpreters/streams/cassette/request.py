@@ -1,0 +1,447 @@
+"""The canonical form of a model request, and what a difference between two of them means.
+
+A model request is what one ``CallLlm`` asks of the model: the model, the thinking level, the
+system prompt, the messages the model sees, the tools (name, description, JSON schema) and the
+sampling options (temperature, maximum tokens, thinking budgets). The library has no tool-choice
+option; nothing else reaches a provider.
+
+Its canonical form keeps only what the model is shown, so two runs that asked the same thing
+compare equal:
+
+- volatile fields are left out: timestamps, usage, response ids, provider signatures of thinking
+  and text, the answering model's name on each assistant message, a tool's label and flags;
+- tool-call ids become positional aliases (``call#1``, ``call#2``, ... in order of first
+  appearance), in the calls and in the results that answer them, so a recording made in another
+  run, with other ids, still matches;
+- secrets are scrubbed as the transcript recorder scrubs them, so a request that holds the run's
+  key matches the recording that holds ``[REDACTED]``.
+
+The form is flattened into *leaves*: a path (``messages.3.content.0.text``,
+``tools.add.description``, ``options.temperature``) and a JSON value (an empty list or object is
+a leaf of its own). A :class:`MatchPolicy` puts every path in one of three classes: a **key**
+must be equal for a recording to answer, a **checked** field may differ (the answer is labelled
+``drifted`` and the difference reported), an **ignored** one is not looked at.
+
+Canonical messages are computed once per message: :class:`Canonicalizer` extends the longest
+history it has already seen (runs and recordings grow their history by appending), so the cost of
+one request is the cost of its new messages.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from typing import Any, Final, Literal, TypeAlias
+
+import msgspec
+
+from agentcore.codec import to_json
+
+from ...secrets import scrub
+
+__all__ = [
+    "ABSENT",
+    "Canonicalizer",
+    "Difference",
+    "FieldClass",
+    "Leaf",
+    "MatchPolicy",
+    "PRESETS",
+    "Request",
+    "differences",
+    "first_difference",
+    "path_text",
+    "shown",
+]
+
+FieldClass: TypeAlias = Literal["key", "checked", "ignored"]
+Path: TypeAlias = tuple[str, ...]
+Leaf: TypeAlias = tuple[Path, Any]
+
+_CLASSES: Final = ("key", "checked", "ignored")
+
+
+class _Absent:
+    """The value of a leaf one side does not have."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Final = _Absent()
+
+
+def path_text(path: Path) -> str:
+    """A path as written in policies and reports: segments joined by dots."""
+    return ".".join(path)
+
+
+def _pattern(text: str) -> Path:
+    if not isinstance(text, str) or not text or any(not part for part in text.split(".")):
+        raise ValueError(f"a field pattern is a dot-separated path such as 'tools.*.description', not {text!r}")
+    return tuple(text.split("."))
+
+
+def _matches(pattern: Path, path: Path) -> bool:
+    if not pattern:
+        return not path
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_matches(rest, path[i:]) for i in range(len(path) + 1))
+    return bool(path) and (head == "*" or head == path[0]) and _matches(rest, path[1:])
+
+
+@dataclass(frozen=True)
+class MatchPolicy:
+    """Which fields of a request must match (``key``), may differ and are reported (``checked``)
+    or are not looked at (``ignored``).
+
+    ``fields`` maps field patterns to a class; a pattern is a dot-separated path where ``*``
+    stands for one segment and ``**`` for any number of them (``messages.*.content.*.text``,
+    ``tools.*.description``, ``options.**``). The first pattern that matches a path decides;
+    the ``base`` preset's own patterns come after yours, and a path no pattern matches gets the
+    base's ``default``.
+
+    >>> policy = MatchPolicy("forgiving", {"system_prompt": "key"})
+    >>> policy.field_class(("system_prompt",)), policy.field_class(("tools", "add", "description"))
+    ('key', 'checked')
+    >>> MatchPolicy("structural").field_class(("messages", "0", "content"))
+    'checked'
+    """
+
+    base: str = "forgiving"
+    fields: Mapping[str, FieldClass] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.base not in _PRESET_RULES:
+            raise ValueError(f"unknown match preset {self.base!r}: use one of {', '.join(map(repr, PRESETS))}")
+        for pattern, cls in dict(self.fields).items():
+            _pattern(pattern)
+            if cls not in _CLASSES:
+                raise ValueError(f"field pattern {pattern!r}: the class must be one of {', '.join(map(repr, _CLASSES))}, "
+                                 f"not {cls!r}")
+        default, rules = _PRESET_RULES[self.base]
+        object.__setattr__(self, "_rules", tuple((_pattern(p), c) for p, c in dict(self.fields).items()) + rules)
+        object.__setattr__(self, "_default", default)
+        object.__setattr__(self, "_memo", {})
+
+    @classmethod
+    def of(cls, match: str | MatchPolicy) -> MatchPolicy:
+        """``match`` as a policy: a preset's name or a policy."""
+        if isinstance(match, MatchPolicy):
+            return match
+        if isinstance(match, str):
+            return cls(match)
+        raise TypeError(f"match must be a preset name ({', '.join(map(repr, PRESETS))}) or a MatchPolicy, "
+                        f"not {type(match).__name__}")
+
+    def field_class(self, path: Path) -> FieldClass:
+        """The class of the field at ``path``."""
+        memo: dict[Path, FieldClass] = self._memo  # type: ignore[attr-defined]
+        found = memo.get(path)
+        if found is None:
+            found = self._default  # type: ignore[attr-defined]
+            for pattern, cls in self._rules:  # type: ignore[attr-defined]
+                if _matches(pattern, path):
+                    found = cls
+                    break
+            memo[path] = found
+        return found
+
+
+_KEYS_OF_STRUCTURE: Final = tuple((_pattern(p), "key") for p in (
+    "messages.*.role", "messages.*.content.*.name", "messages.*.content.*.arguments", "messages.*.content.*.arguments.**",
+    "messages.*.content.*.id", "messages.*.tool_call_id", "messages.*.tool_name", "tools.*.name"))
+
+_PRESET_RULES: Final[dict[str, tuple[FieldClass, tuple[tuple[Path, FieldClass], ...]]]] = {
+    "strict": ("key", ()),
+    "forgiving": ("key", tuple((_pattern(p), "checked") for p in (
+        "system_prompt", "tools.*.description", "options", "options.**", "messages.*.details", "messages.*.details.**"))),
+    "structural": ("checked", _KEYS_OF_STRUCTURE),
+}
+PRESETS: Final = tuple(_PRESET_RULES)
+"""The presets: ``strict`` (every field is a key), ``forgiving`` (the default: the system
+prompt's wording, tool descriptions, sampling options and result details are checked,
+everything else the model's answer depends on is a key) and ``structural`` (only roles, tool
+names, tool-call names and arguments, and which result answers which call are keys)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One field that differs: its path, the recorded value and the value now (:data:`ABSENT`
+    where one side has no such field), and its class under the policy."""
+
+    path: str
+    recorded: Any
+    now: Any
+    field_class: FieldClass = "checked"
+
+    def __str__(self) -> str:
+        return f"{self.path}: recorded {shown(self.recorded)}, now {shown(self.now)}"
+
+
+def shown(value: Any, limit: int = 120) -> str:
+    """A value as a report shows it: JSON, cut at ``limit`` characters."""
+    text = repr(value) if value is ABSENT else msgspec.json.encode(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- the canonical form -------------------------------------------------------------------------
+
+_VOLATILE: Final = frozenset({"timestamp", "usage", "response_id", "thinking_signature", "text_signature",
+                              "thought_signature"})
+_ANSWERED_BY: Final = frozenset({"api", "provider", "model"})
+"""On an assistant message: which model gave it (the request's own model is a field)."""
+
+
+def _canonical_message(data: Any) -> Any:
+    """The message without its volatile fields (on the message and its content blocks; a tool's
+    arguments and a result's details are data, kept whole); ``type`` is called ``role``."""
+    if not isinstance(data, dict):
+        return data
+    out: dict[str, Any] = {}
+    kind = data.get("type")
+    for name, value in data.items():
+        if name in _VOLATILE or (kind == "assistant" and name in _ANSWERED_BY):
+            continue
+        if name == "content" and isinstance(value, list):
+            value = [{k: v for k, v in block.items() if k not in _VOLATILE} if isinstance(block, dict) else block
+                     for block in value]
+        out["role" if name == "type" else name] = value
+    return out
+
+
+def _flatten(value: Any, path: Path, out: list[Leaf]) -> None:
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _flatten(v, (*path, str(k)), out)
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            _flatten(v, (*path, str(i)), out)
+    else:
+        out.append((path, value))
+
+
+def _scrubbed(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    return value
+
+
+def _aliased(message: Any, aliases: dict[str, str]) -> None:
+    """Replace the message's tool-call ids by their aliases, in place (new ids get the next)."""
+    if not isinstance(message, dict):
+        return
+    if isinstance(message.get("tool_call_id"), str):
+        message["tool_call_id"] = _alias(message["tool_call_id"], aliases)
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                block["id"] = _alias(block["id"], aliases)
+
+
+def _alias(raw: str, aliases: dict[str, str]) -> str:
+    found = aliases.get(raw)
+    if found is None:
+        found = aliases[raw] = f"call#{len(aliases) + 1}"
+    return found
+
+
+def _as_json(item: Any) -> Any:
+    return item if isinstance(item, (dict, list, str, int, float, bool)) or item is None else to_json(item)
+
+
+def _digest(previous: bytes, leaves: Sequence[Leaf]) -> bytes:
+    return blake2b(previous + msgspec.json.encode(leaves), digest_size=16).digest()
+
+
+@dataclass(frozen=True, eq=False)
+class _Message:
+    """One canonical message at its index: its leaves by class (paths relative to the message)."""
+
+    keys: tuple[Leaf, ...]
+    checked: tuple[Leaf, ...]
+    role: Any
+
+
+@dataclass(frozen=True, eq=False)
+class _History:
+    """Canonical messages of one history, with rolling digests (index ``i``: messages ``0..i``)."""
+
+    items: tuple[Any, ...]
+    secrets: tuple[str, ...]
+    messages: list[_Message]
+    key_digests: list[bytes]
+    checked_digests: list[bytes]
+    aliases: dict[str, str]
+    assistants: int
+
+
+_EMPTY: Final = _History((), (), [], [], [], {}, 0)
+_ROOT: Final = b"\0" * 16
+
+
+@dataclass(frozen=True, eq=False)
+class Request:
+    """One request in canonical form, ready to compare.
+
+    ``key`` is equal for two requests exactly when their key fields are (a digest);
+    ``checked`` likewise for the checked fields. ``position`` is how many assistant messages it
+    shows the model (the call's place in its run); ``thread`` the key digest of its history before
+    the last of them, ``history`` the key digest of its whole history (what a later call of the
+    same run shows as its ``thread``)."""
+
+    key: bytes
+    checked: bytes
+    position: int
+    thread: bytes | None
+    history: bytes
+    head: tuple[tuple[Leaf, ...], tuple[Leaf, ...]]
+    messages: Sequence[_Message]
+
+    def leaves(self, field_class: FieldClass) -> Iterable[Leaf]:
+        """Every leaf of the class, with its full path, header fields first."""
+        yield from self.head[0 if field_class == "key" else 1]
+        for i, message in enumerate(self.messages):
+            for path, value in message.keys if field_class == "key" else message.checked:
+                yield ("messages", str(i), *path), value
+
+
+class Canonicalizer:
+    """Puts requests in canonical form under one policy, remembering the histories it has seen
+    (the last ``remember`` of them) so that a request that extends one costs only its new
+    messages. Thread-safe."""
+
+    def __init__(self, policy: MatchPolicy, remember: int = 16) -> None:
+        self.policy = policy
+        self._histories: OrderedDict[tuple[int, int], _History] = OrderedDict()
+        self._remember = remember
+        self._heads: dict[bytes, tuple[bytes, bytes, tuple[tuple[Leaf, ...], tuple[Leaf, ...]]]] = {}
+        self._lock = threading.Lock()
+
+    def request(self, head: Mapping[str, Any], messages: Sequence[Any], secrets: Sequence[str] = ()) -> Request:
+        """The canonical request of ``head`` (model, thinking level, system prompt, tools,
+        options: JSON) and ``messages`` (records or their JSON)."""
+        with self._lock:
+            head_key, head_checked, head_leaves = self._head(head, secrets)
+            history = self._history(tuple(messages), tuple(secrets))
+        n = len(history.messages)
+        last = max((i for i, m in enumerate(history.messages) if m.role == "assistant"), default=None)
+        thread = None if last is None else (history.key_digests[last - 1] if last else _ROOT)
+        full_key = history.key_digests[-1] if n else _ROOT
+        return Request(
+            key=blake2b(head_key + full_key, digest_size=16).digest(),
+            checked=blake2b(head_checked + (history.checked_digests[-1] if n else _ROOT), digest_size=16).digest(),
+            position=history.assistants, thread=thread, history=full_key, head=head_leaves,
+            messages=history.messages)
+
+    def _head(self, head: Mapping[str, Any], secrets: Sequence[str]) -> tuple[bytes, bytes, Any]:
+        raw = msgspec.json.encode([head, list(secrets)])
+        found = self._heads.get(raw)
+        if found is None:
+            leaves: list[Leaf] = []
+            _flatten(_scrubbed(dict(head), secrets), (), leaves)
+            keys, checked = self._split(leaves)
+            found = (_digest(_ROOT, keys), _digest(_ROOT, checked), (tuple(keys), tuple(checked)))
+            if len(self._heads) > 256:
+                self._heads.clear()
+            self._heads[raw] = found
+        return found
+
+    def _split(self, leaves: Iterable[Leaf], prefix: Path = ()) -> tuple[list[Leaf], list[Leaf]]:
+        keys: list[Leaf] = []
+        checked: list[Leaf] = []
+        classify = self.policy.field_class
+        for path, value in sorted(leaves, key=lambda leaf: _order(leaf[0])):
+            cls = classify((*prefix, *path))
+            if cls == "key":
+                keys.append((path, value))
+            elif cls == "checked":
+                checked.append((path, value))
+        return keys, checked
+
+    def _history(self, items: tuple[Any, ...], secrets: tuple[str, ...]) -> _History:
+        base = _EMPTY
+        for seen in reversed(self._histories.values()):
+            k = len(seen.items)
+            if (len(base.items) < k <= len(items) and items[k - 1] is seen.items[-1] and seen.secrets == secrets
+                    and items[:k] == seen.items):
+                base = seen
+                break
+        if len(base.items) == len(items):
+            return base
+        messages, keys, checked = list(base.messages), list(base.key_digests), list(base.checked_digests)
+        aliases, assistants = dict(base.aliases), base.assistants
+        for i in range(len(base.items), len(items)):
+            canonical = _scrubbed(_canonical_message(_as_json(items[i])), secrets)
+            _aliased(canonical, aliases)
+            leaves: list[Leaf] = []
+            _flatten(canonical, (), leaves)
+            k_leaves, c_leaves = self._split(leaves, ("messages", str(i)))
+            role = canonical.get("role") if isinstance(canonical, dict) else None
+            assistants += role == "assistant"
+            messages.append(_Message(tuple(k_leaves), tuple(c_leaves), role))
+            keys.append(_digest(keys[-1] if keys else _ROOT, k_leaves))
+            checked.append(_digest(checked[-1] if checked else _ROOT, c_leaves))
+        history = _History(items, secrets, messages, keys, checked, aliases, assistants)
+        token = (len(items), id(items[-1]))
+        self._histories.pop(token, None)
+        self._histories[token] = history
+        while len(self._histories) > self._remember:
+            self._histories.popitem(last=False)
+        return history
+
+
+def differences(recorded: Request, now: Request, field_class: FieldClass) -> list[Difference]:
+    """The fields of the class that differ between two requests, in path order (header first)."""
+    before = dict(recorded.leaves(field_class))
+    after = dict(now.leaves(field_class))
+    out = []
+    for path in sorted(before.keys() | after.keys(), key=_order):
+        a, b = before.get(path, ABSENT), after.get(path, ABSENT)
+        if a is ABSENT or b is ABSENT or type(a) is not type(b) or a != b:
+            out.append(Difference(path_text(path), a, b, field_class))
+    return out
+
+
+def first_difference(recorded: Request, now: Request) -> tuple[int, Difference | None]:
+    """How many key leaves agree before the first that differs, and that difference (``None``:
+    the key fields are equal). The larger the count, the nearer the recording."""
+    before, after = list(recorded.leaves("key")), list(now.leaves("key"))
+    n = min(len(before), len(after))
+    for i, (a, b) in enumerate(zip(before, after, strict=False)):
+        if a != b or type(a[1]) is not type(b[1]):
+            if a[0] == b[0]:
+                return i, Difference(path_text(a[0]), a[1], b[1], "key")
+            one_sided = (a, ABSENT) if min(a[0], b[0], key=_order) == a[0] else (ABSENT, b)
+            return i, _one_sided(recorded, now, *one_sided)
+    if len(before) > n:
+        return n, _one_sided(recorded, now, before[n], ABSENT)
+    if len(after) > n:
+        return n, _one_sided(recorded, now, ABSENT, after[n])
+    return n, None
+
+
+def _one_sided(recorded: Request, now: Request, old: Any, new: Any) -> Difference:
+    """A leaf only one side has; a whole message only one side has is named by its role."""
+    path, value = old if new is ABSENT else new
+    side = now if new is ABSENT else recorded
+    if len(path) > 2 and path[0] == "messages" and int(path[1]) >= len(side.messages):
+        mine = (recorded if new is ABSENT else now).messages[int(path[1])]
+        path, value = (*path[:2], "role"), mine.role
+    return Difference(path_text(path), value if new is ABSENT else ABSENT, ABSENT if new is ABSENT else value, "key")
+
+
+def _order(path: Path) -> tuple[Any, ...]:
+    """Paths in reading order: message indexes as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in path)
