@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
+from agentcore import AgentTool
 from agentcore.codec import to_json
 
 from ...secrets import header_secrets, secret_forms
@@ -43,8 +44,9 @@ from ...transcript import TranscriptError, read_transcript
 from ...transcript.read import SeqDelta
 from ..recorded import Reply, play, replies
 from .request import Canonicalizer, Difference, MatchPolicy, Request, differences, first_difference, shown
+from .tools import RecordedTools, ToolAnswer, ToolRecording, tool_miss_text
 
-__all__ = ["Answer", "Cassette", "CassetteMiss", "CassetteReport", "Label", "Recording"]
+__all__ = ["Answer", "Cassette", "CassetteMiss", "CassetteReport", "Label", "Recording", "ToolAnswer", "ToolRecording"]
 
 Label: TypeAlias = Literal["exact", "drifted", "reordered", "live", "stub"]
 StreamFn: TypeAlias = Callable[..., Any]
@@ -87,6 +89,10 @@ class CassetteReport:
 
     answers: tuple[Answer, ...]
     unused: tuple[Recording, ...]
+    tool_answers: tuple[ToolAnswer, ...] = ()
+    """How each call of the cassette's tools (:meth:`Cassette.tools`) was answered."""
+    unused_tools: tuple[ToolRecording, ...] = ()
+    """The recorded tool calls never served (empty unless the cassette's tools were used)."""
 
     @property
     def labels(self) -> list[Label]:
@@ -94,9 +100,13 @@ class CassetteReport:
 
     def __str__(self) -> str:
         lines = [str(a) for a in self.answers] or ["no model call was made"]
+        lines.extend(str(a) for a in self.tool_answers)
         if self.unused:
             lines.append(f"{len(self.unused)} recorded call(s) never served:")
             lines.extend(f"    {r}" for r in self.unused)
+        if self.tool_answers and self.unused_tools:
+            lines.append(f"{len(self.unused_tools)} recorded tool call(s) never served:")
+            lines.extend(f"    {r}" for r in self.unused_tools)
         return "\n".join(lines)
 
 
@@ -105,7 +115,8 @@ class CassetteMiss(AssertionError, StopRun):
     caller): ``call`` (its order), ``nearest`` (the recording whose
     key fields agree longest, or ``None``) and ``difference`` (its first differing key field)."""
 
-    def __init__(self, message: str, call: int, nearest: Recording | None, difference: Difference | None) -> None:
+    def __init__(self, message: str, call: int, nearest: Recording | ToolRecording | None,
+                 difference: Difference | None) -> None:
         super().__init__(message)
         self.call, self.nearest, self.difference = call, nearest, difference
 
@@ -165,6 +176,7 @@ class Cassette:
         self._canonical = Canonicalizer(self.policy)
         self._recorded: list[_Recorded] = []
         self._by_key: dict[bytes, list[_Recorded]] = {}
+        self._tools = RecordedTools(_tool_miss)
         self.paths = tuple(_transcript_paths(paths))
         for index, path in enumerate(self.paths):
             self._load(index, path)
@@ -179,6 +191,7 @@ class Cassette:
 
     def _load(self, index: int, path: Path) -> None:
         transcript = read_transcript(path)
+        self._tools.load(transcript, str(path))
         options = transcript.header.get("options")
         for n, reply in enumerate(replies(transcript), 1):
             effect = reply.request
@@ -287,13 +300,21 @@ class Cassette:
                      f"    recorded: {shown(diff.recorded)}\n    now:      {shown(diff.now)}")
         return CassetteMiss(text, call, recorded.recording, diff)
 
+    def tools(self, names: Sequence[str] | None = None, *, live: Sequence[AgentTool] = ()) -> list[AgentTool]:
+        """Tools that answer from the recorded tool results, by tool name and arguments (the
+        tools the transcripts' headers declare, or those ``names``): a run whose tools reach the
+        outside world replays with no network. A call no recording answers raises
+        :class:`CassetteMiss`, or is handed to the tool of that name in ``live``."""
+        return self._tools.tools(names, live)
+
     # -- what it did ----------------------------------------------------------------------------
 
     def report(self) -> CassetteReport:
         """Every answer so far and the recordings not served."""
         with self._lock:
             return CassetteReport(tuple(self._answers),
-                                  tuple(r.recording for r in self._recorded if not r.served))
+                                  tuple(r.recording for r in self._recorded if not r.served),
+                                  self._tools.answers(), self._tools.unused())
 
     def __repr__(self) -> str:
         return (f"Cassette({len(self.paths)} transcript(s), {len(self._recorded)} model call(s), "
@@ -344,6 +365,11 @@ def _run_secrets(model: Any, options: Any, extra: Sequence[str]) -> tuple[str, .
     key = getattr(options, "api_key", None)
     return secret_forms([*extra, *([key] if key else []),
                          *header_secrets(getattr(options, "headers", None), getattr(model, "headers", None))])
+
+
+def _tool_miss(name: str, call: int, args: Any, nearest: ToolRecording | None, diff: Difference | None
+               ) -> CassetteMiss:
+    return CassetteMiss(tool_miss_text(name, call, args, nearest, diff), call, nearest, diff)
 
 
 def _history(value: Any) -> Any:

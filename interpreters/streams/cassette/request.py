@@ -53,6 +53,7 @@ __all__ = [
     "Request",
     "differences",
     "first_difference",
+    "flatten",
     "path_text",
     "shown",
 ]
@@ -216,13 +217,15 @@ def _canonical_message(data: Any) -> Any:
     return out
 
 
-def _flatten(value: Any, path: Path, out: list[Leaf]) -> None:
+def flatten(value: Any, path: Path, out: list[Leaf]) -> None:
+    """Append the leaves of JSON ``value`` under ``path`` to ``out`` (an empty list or object is
+    a leaf of its own)."""
     if isinstance(value, dict) and value:
         for k, v in value.items():
-            _flatten(v, (*path, str(k)), out)
+            flatten(v, (*path, str(k)), out)
     elif isinstance(value, list) and value:
         for i, v in enumerate(value):
-            _flatten(v, (*path, str(i)), out)
+            flatten(v, (*path, str(i)), out)
     else:
         out.append((path, value))
 
@@ -350,7 +353,7 @@ class Canonicalizer:
         found = self._heads.get(raw)
         if found is None:
             leaves: list[Leaf] = []
-            _flatten(_scrubbed(dict(head), secrets), (), leaves)
+            flatten(_scrubbed(dict(head), secrets), (), leaves)
             keys, checked = self._split(leaves)
             found = (_digest(_ROOT, keys), _digest(_ROOT, checked), (tuple(keys), tuple(checked)))
             if len(self._heads) > 256:
@@ -386,7 +389,7 @@ class Canonicalizer:
             canonical = _scrubbed(_canonical_message(_as_json(items[i])), secrets)
             _aliased(canonical, aliases)
             leaves: list[Leaf] = []
-            _flatten(canonical, (), leaves)
+            flatten(canonical, (), leaves)
             k_leaves, c_leaves = self._split(leaves, ("messages", str(i)))
             role = canonical.get("role") if isinstance(canonical, dict) else None
             assistants += role == "assistant"

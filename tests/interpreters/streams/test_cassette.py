@@ -438,3 +438,81 @@ def test_a_report_prints_every_answer(recorded: Path, flavour: Any) -> None:
         f"model call 3: drifted from {recorded} step 15 (model call 3)",
         '    system_prompt: recorded "Be exact.", now "Be exact and brief."']
     assert isinstance(cassette.report(), CassetteReport)
+
+
+# -- tools --------------------------------------------------------------------------------------------
+
+WEATHER_CALLS: list[str] = []
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    WEATHER_CALLS.append(city)
+    if city == "Atlantis":
+        raise LookupError("no such city: Atlantis")
+    return f"Sunny in {city}."
+
+
+def weather_run(flavour: Any, path: Path, cities: list[str], final: str = "Done.") -> list[Any]:
+    replies = [Reply(tool_calls=[("weather", {"city": c}) for c in cities]), final]
+    return record(flavour, path, replies, prompt="Weather?", ctx=context(tools=[weather]))
+
+
+def test_recorded_tools_replay_with_no_network(tmp_path: Path, flavour: Any) -> None:
+    path = tmp_path / "w.jsonl"
+    recorded = weather_run(flavour, path, ["Paris", "Atlantis"])
+    WEATHER_CALLS.clear()
+    cassette = Cassette(path)
+    tools = cassette.tools()
+    assert [(t.name, t.description, t.parameters) for t in tools] == [
+        ("weather", weather.description, weather.parameters)]
+    again = run(flavour, cassette, prompt="Weather?", ctx=context(tools=tools))
+    assert WEATHER_CALLS == []
+    assert [m.content for m in again[2:4]] == [m.content for m in recorded[2:4]]
+    assert (again[3].is_error, again[3].text) == (True, "no such city: Atlantis")
+    report = cassette.report()
+    assert [(a.name, a.label) for a in report.tool_answers] == [("weather", "exact"), ("weather", "exact")]
+    assert report.unused_tools == ()
+
+
+def test_a_tool_call_with_other_arguments_is_a_miss(tmp_path: Path, flavour: Any) -> None:
+    path = tmp_path / "w.jsonl"
+    weather_run(flavour, path, ["Paris"])
+    cassette = Cassette(path, on_miss=ScriptedModel([Reply(tool_calls=[("weather", {"city": "Lyon"})]), "x"]))
+    with pytest.raises(CassetteMiss) as caught:
+        run(flavour, cassette, prompt="Lyon?", ctx=context(tools=cassette.tools()))
+    assert str(caught.value) == (
+        'tool call 1 (weather with {"city":"Lyon"}) has no recording.\n'
+        f"  nearest recorded call: {path} step 7 (weather)\n"
+        "  first differing argument: arguments.city\n"
+        '    recorded: "Paris"\n'
+        '    now:      "Lyon"')
+
+
+def test_a_live_tool_answers_a_tool_miss(tmp_path: Path, flavour: Any) -> None:
+    path = tmp_path / "w.jsonl"
+    weather_run(flavour, path, ["Paris"])
+    WEATHER_CALLS.clear()
+    cassette = Cassette(path, on_miss=ScriptedModel([Reply(tool_calls=[("weather", {"city": "Lyon"})]), "x"]))
+    messages = run(flavour, cassette, prompt="Lyon?", ctx=context(tools=cassette.tools(live=[weather])))
+    assert messages[2].text == "Sunny in Lyon."
+    assert WEATHER_CALLS == ["Lyon"]
+    assert [a.label for a in cassette.report().tool_answers] == ["live"]
+
+
+def test_tool_calls_answered_out_of_recorded_order_are_reordered(tmp_path: Path, flavour: Any) -> None:
+    path = tmp_path / "w.jsonl"
+    weather_run(flavour, path, ["Paris", "Rome"])
+    cassette = Cassette(path, on_miss=ScriptedModel([Reply(tool_calls=[("weather", {"city": "Rome"}),
+                                                                        ("weather", {"city": "Paris"})]), "x"]))
+    config = AgentLoopConfig(model=MODEL, tool_execution="sequential")
+    run(flavour, cassette, prompt="Rome and Paris?", ctx=context(tools=cassette.tools()), config=config)
+    assert [(a.label, a.recording.step) for a in cassette.report().tool_answers] == [
+        ("reordered", 11), ("exact", 11)]
+
+
+def test_tools_names_must_be_recorded(recorded: Path) -> None:
+    with pytest.raises(ValueError) as caught:
+        Cassette(recorded).tools(["search"])
+    assert str(caught.value) == "the cassette's transcripts declare no tool 'search' (they declare 'add')"
