@@ -35,9 +35,12 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from agentcore.codec import CodecError
     from interpreters.agent import AgentBusyError
     from interpreters.cli.common import Interrupted, UsageError
+    from interpreters.pytest_plugin import AgentRecordingDrift, AgentRecordingRefreshed
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
     from interpreters.replay.recovery import AlreadyResumed
+    from interpreters.signal import StopRun
+    from interpreters.streams.cassette import CassetteMiss, Difference, Recording
     from interpreters.runtime.driver import InterpreterError
     from interpreters.transcript import TranscriptError
 
@@ -48,8 +51,12 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
         "interpreters.cli.common.Interrupted": lambda: Interrupted(),
         "interpreters.cli.common.UsageError": lambda: UsageError("no such file: x.jsonl"),
         "interpreters.runtime.driver.InterpreterError": lambda: InterpreterError("the core rejected an input"),
-        "interpreters.pytest_plugin._Rerecord": lambda: getattr(
-            importlib.import_module("interpreters.pytest_plugin"), "_Rerecord")("record again"),
+        "interpreters.pytest_plugin.AgentRecordingDrift": lambda: AgentRecordingDrift("model call 1: drifted"),
+        "interpreters.pytest_plugin.AgentRecordingRefreshed": lambda: AgentRecordingRefreshed("a.candidate.jsonl"),
+        "interpreters.signal.StopRun": lambda: StopRun("stop"),
+        "interpreters.streams.cassette.cassette.CassetteMiss": lambda: CassetteMiss(
+            "model call 2 has no recording", 2, Recording("a.jsonl", 8, 2),
+            Difference("messages.2.content.0.text", "5", "6", "key")),
         "interpreters.ray.tools.RemoteToolError": lambda: RemoteToolError("the tool raised"),
         "interpreters.replay.compare.ReplayDivergence": lambda: ReplayDivergence(_divergence(), 3),
         "interpreters.replay.live._Stop": lambda: getattr(importlib.import_module("interpreters.replay.live"), "_Stop")(),

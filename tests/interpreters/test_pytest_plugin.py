@@ -55,24 +55,25 @@ def test_records_once_then_replays(pytester: pytest.Pytester) -> None:
     third.assert_outcomes(passed=1)
 
 
-def test_divergence_fails_with_the_diff(pytester: pytest.Pytester) -> None:
+def test_a_changed_tool_result_fails_naming_the_call_and_the_field(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
     run_pytest(pytester).assert_outcomes(passed=1)
     pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('SUFFIX = "!"', 'SUFFIX = "?"'))
     result = run_pytest(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*agent run diverged from test_agent.jsonl:*",
-        "replay diverged at step * (turn 1), effect 0 (emit tool_execution_end): "
-        "tool_execution_end.result.content[[]0[]].text: recorded 'HI!', now 'HI?'",
-        '*-*"text": "HI!",*',
-        '*+*"text": "HI?",*',
+        "*agent run left its recording test_agent.jsonl:",
+        "model call 2 has no recording (policy 'forgiving').",
+        "  nearest recorded request: */transcripts/test_agent.jsonl step 8 (model call 2)",
+        "  first differing key field: messages.2.content.0.text",
+        '    recorded: "HI!"',
+        '    now:      "HI?"',
         "If the change is intended, record the run again: run this test with "
-        "--agentcore-record-mode=new_episodes (re-records what diverges) or =all (re-records "
-        "everything), or delete */transcripts/test_agent.jsonl.",
+        "--agentcore-record-mode=new_episodes (keeps what matches, records the rest) or =all "
+        "(re-records everything), or delete */transcripts/test_agent.jsonl.",
     ])
     failures = result.stdout.str().split("short test summary info")[0]
-    assert failures.count("replay diverged at step") == 1  # the report once, not again as a chained exception
+    assert failures.count("first differing key field") == 1  # the report once, not again as a chained exception
     assert "During handling of the above exception" not in failures
 
 
@@ -83,32 +84,92 @@ def test_none_mode_without_transcript_fails(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*no recorded transcript at *test_agent.jsonl (record mode 'none')*"])
 
 
+ANSWERS_BY_CONTEXT = TEST_FILE.replace(
+    'model = ScriptedModel([tool_call("shout", {"word": "hi"}), "Done."])',
+    'model = ScriptedModel(lambda ctx, i: "Done." if len(ctx.messages) > 1 else tool_call("shout", {"word": "hi"}))')
+
+
 def test_all_and_new_episodes_record_again(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    pytester.makepyfile(test_recorded_agent=ANSWERS_BY_CONTEXT)
     run_pytest(pytester).assert_outcomes(passed=1)
     run_pytest(pytester, "--agentcore-record-mode=all").stdout.fnmatch_lines(["*RECORDED 2*"])
-    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('SUFFIX = "!"', 'SUFFIX = "?"').replace('"HI!"', '"HI?"'))
+    pytester.makepyfile(test_recorded_agent=ANSWERS_BY_CONTEXT.replace('SUFFIX = "!"', 'SUFFIX = "?"').replace(
+        '"HI!"', '"HI?"'))
     result = run_pytest(pytester, "--agentcore-record-mode=new_episodes")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*RECORDED 2*"])
+    # The first call matched and was replayed; only the second (after the changed result) went live.
+    result.stdout.fnmatch_lines(["*RECORDED 1 calls=hi*"])
     run_pytest(pytester, "--agentcore-record-mode=none").stdout.fnmatch_lines(["*REPLAYED 0*"])
 
 
-def test_a_changed_prompt_or_system_prompt_is_not_replayed_against_the_old_recording(pytester: pytest.Pytester) -> None:
+def test_a_changed_prompt_misses_and_a_reworded_system_prompt_replays_with_a_warning(
+        pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
     run_pytest(pytester).assert_outcomes(passed=1)
     pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Shout hi"', '"Whisper hi"'))
     changed = run_pytest(pytester)
     changed.assert_outcomes(failed=1)
-    changed.stdout.fnmatch_lines(["*agent run diverged from test_agent.jsonl: the prompt changed since it was "
-                                  "recorded; re-record it with --agentcore-record-mode=new_episodes*"])
-    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Be loud."', '"Be quiet."'))
-    changed = run_pytest(pytester)
-    changed.assert_outcomes(failed=1)
-    changed.stdout.fnmatch_lines(["*the context or config changed since it was recorded (system_prompt)*"])
-    rerecorded = run_pytest(pytester, "--agentcore-record-mode=new_episodes")
+    changed.stdout.fnmatch_lines(["*first differing key field: messages.0.content", '*recorded: "Shout hi"',
+                                  '*now:      "Whisper hi"'])
+    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Be loud."', '"Be very loud."'))
+    drifted = run_pytest(pytester)
+    drifted.assert_outcomes(passed=1, warnings=1)
+    drifted.stdout.fnmatch_lines(["*AgentRecordingDrift: agent run replayed from test_agent.jsonl with differences:",
+                                  "*model call 1: drifted from */test_agent.jsonl step 1 (model call 1)",
+                                  '*system_prompt: recorded "Be loud.", now "Be very loud."'])
+    strict = run_pytest(pytester, "--agentcore-match=strict")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*model call 1 has no recording (policy 'strict').",
+                                 "*first differing key field: system_prompt"])
+    rerecorded = run_pytest(pytester, "--agentcore-record-mode=new_episodes", "--agentcore-match=strict")
     rerecorded.assert_outcomes(passed=1)
     rerecorded.stdout.fnmatch_lines(["*RECORDED 2 calls=hi*"])
+
+
+def test_a_marker_sets_the_match_policy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    run_pytest(pytester).assert_outcomes(passed=1)
+    marked = TEST_FILE.replace("def test_agent(", "import pytest\n@pytest.mark.agent_match('structural')\ndef test_agent(")
+    pytester.makepyfile(test_recorded_agent=marked.replace('"Shout hi"', '"Please shout hi"'))
+    result = run_pytest(pytester)
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(['*messages.0.content: recorded "Shout hi", now "Please shout hi"'])
+
+
+def test_recorded_calls_never_asked_for_fail_unless_allowed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    run_pytest(pytester).assert_outcomes(passed=1)
+    # One turn only: the recording's second model call is never asked for.
+    one_turn = TEST_FILE.replace('AgentLoopConfig(model=Model(id="m"))', 'AgentLoopConfig(model=Model(id="m"), max_turns=1)'
+                                 ).replace('assert messages[-1].text == "Done."', "")
+    pytester.makepyfile(test_recorded_agent=one_turn)
+    result = run_pytest(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*agent run replayed from test_agent.jsonl but never asked for 1 recorded model "
+                                 "call(s):",
+                                 "*/test_agent.jsonl step 8 (model call 2)",
+                                 "*The run ended sooner than it was recorded. If that is intended, record it again, "
+                                 "or mark the test with @pytest.mark.agent_allow_unused."])
+    allowed = one_turn.replace("def test_agent(", "import pytest\n@pytest.mark.agent_allow_unused\ndef test_agent(")
+    pytester.makepyfile(test_recorded_agent=allowed)
+    run_pytest(pytester).assert_outcomes(passed=1)
+
+
+def test_refresh_writes_a_candidate_and_never_overwrites(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_recorded_agent=TEST_FILE)
+    run_pytest(pytester).assert_outcomes(passed=1)
+    transcript = pytester.path / "transcripts" / "test_agent.jsonl"
+    before = transcript.read_bytes()
+    pytester.makepyfile(test_recorded_agent=TEST_FILE.replace('"Be loud."', '"Be very loud."'))
+    result = run_pytest(pytester, "--agentcore-record-mode=refresh")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines([
+        "*AgentRecordingRefreshed: test_agent.candidate.jsonl written beside test_agent.jsonl (not overwritten); "
+        "its model calls against the recording:",
+        "*model call 1: drifted from */test_agent.jsonl step 1 (model call 1)",
+        "*Promote it with: agentcore transcript accept */test_agent.candidate.jsonl"])
+    assert transcript.read_bytes() == before
+    assert (pytester.path / "transcripts" / "test_agent.candidate.jsonl").exists()
 
 
 def test_equal_test_names_in_two_classes_get_two_transcripts(pytester: pytest.Pytester) -> None:

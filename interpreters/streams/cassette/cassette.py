@@ -40,7 +40,7 @@ from agentcore.codec import to_json
 
 from ...secrets import header_secrets, secret_forms
 from ...signal import StopRun
-from ...transcript import TranscriptError, read_transcript
+from ...transcript import Transcript, TranscriptError, read_transcript
 from ...transcript.read import SeqDelta
 from ..recorded import Reply, play, replies
 from .request import Canonicalizer, Difference, MatchPolicy, Request, differences, first_difference, shown
@@ -48,7 +48,9 @@ from .tools import RecordedTools, ToolAnswer, ToolRecording, tool_miss_text
 
 __all__ = ["Answer", "Cassette", "CassetteMiss", "CassetteReport", "Label", "Recording", "ToolAnswer", "ToolRecording"]
 
-Label: TypeAlias = Literal["exact", "drifted", "reordered", "live", "stub"]
+Label: TypeAlias = Literal["exact", "drifted", "reordered", "live", "stub", "miss"]
+"""How a call was answered; ``miss`` only in :meth:`Cassette.match` reports (a run's miss raises,
+or is answered live or by a stub)."""
 StreamFn: TypeAlias = Callable[..., Any]
 
 
@@ -120,6 +122,9 @@ class CassetteMiss(AssertionError, StopRun):
         super().__init__(message)
         self.call, self.nearest, self.difference = call, nearest, difference
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.args[0], self.call, self.nearest, self.difference)
+
 
 @dataclass(eq=False)
 class _Recorded:
@@ -172,6 +177,7 @@ class Cassette:
         if live is not None and not callable(live):
             raise TypeError(f"live must be a stream function, not {type(live).__name__}")
         self.on_miss, self.live = on_miss, live
+        self._stub: StreamFn | None = on_miss if callable(on_miss) else None
         self.secrets = tuple(s for s in secrets if s)
         self._canonical = Canonicalizer(self.policy)
         self._recorded: list[_Recorded] = []
@@ -194,15 +200,8 @@ class Cassette:
         self._tools.load(transcript, str(path))
         options = transcript.header.get("options")
         for n, reply in enumerate(replies(transcript), 1):
-            effect = reply.request
-            items, tools = (_history(effect.get(name)) for name in ("messages", "tools"))
-            if not isinstance(items, list) or not isinstance(tools, list):
-                raise TranscriptError(f"step {reply.step}: the model call's messages or tools are not lists",
-                                      path=transcript.path)
-            head = request_head(effect.get("model"), effect.get("thinking_level"), effect.get("system_prompt"),
-                                tools, options)
             recorded = _Recorded(Recording(str(path), reply.step, n), index,
-                                 self._canonical.request(head, items), reply)
+                                 self._canonical.request(*_recorded_request(reply, options, transcript)), reply)
             self._recorded.append(recorded)
             self._by_key.setdefault(recorded.request.key, []).append(recorded)
 
@@ -213,32 +212,56 @@ class Cassette:
         with self._lock:
             self._asked += 1
             call = self._asked
+            fn: StreamFn | None = None
             if request.thread is not None and request.thread in self._live_runs:
-                self._live_runs.add(request.history)
-                return self._answer(Answer(call, "live", None), self.live, model, context, options)
-            found = self._choose(request)
-            if found is None:
+                fn, answer = self.live, Answer(call, "live", None)
+            else:
+                served = self._serve(call, request)
+                if served is not None:
+                    return play(served.reply, getattr(options, "signal", None))
                 miss = self._miss(call, request)
                 if self.on_miss == "fail":
                     raise miss
                 if self.on_miss == "live":
-                    self._live_runs.add(request.history)
-                    return self._answer(Answer(call, "live", None), self.live, model, context, options)
-                return self._answer(Answer(call, "stub", None), self.on_miss, model, context, options)  # type: ignore[arg-type]
-            recorded, label = found
-            recorded.served = True
-            self._followed.setdefault(request.history, []).append(recorded.transcript)
-            diffs = () if recorded.request.checked == request.checked else tuple(
-                differences(recorded.request, request, "checked"))
-            if label == "exact" and diffs:
-                label = "drifted"
-            self._answers.append(Answer(call, label, recorded.recording, diffs))
-        return play(recorded.reply, getattr(options, "signal", None))
-
-    def _answer(self, answer: Answer, fn: StreamFn | None, model: Any, context: Any, options: Any) -> Any:
-        self._answers.append(answer)
+                    fn, answer = self.live, Answer(call, "live", None)
+                else:
+                    fn, answer = self._stub, Answer(call, "stub", None)
+            if answer.label == "live":
+                self._live_runs.add(request.history)
+            self._answers.append(answer)
         assert fn is not None
         return fn(model, context, options)
+
+    def _serve(self, call: int, request: Request) -> _Recorded | None:
+        """Answer ``request`` from a recording (marked served, the answer kept), or ``None``."""
+        found = self._choose(request)
+        if found is None:
+            return None
+        recorded, label = found
+        recorded.served = True
+        self._followed.setdefault(request.history, []).append(recorded.transcript)
+        diffs = () if recorded.request.checked == request.checked else tuple(
+            differences(recorded.request, request, "checked"))
+        self._answers.append(Answer(call, "drifted" if label == "exact" and diffs else label,
+                                    recorded.recording, diffs))
+        return recorded
+
+    def match(self, path: str | os.PathLike[str]) -> CassetteReport:
+        """Answer the model calls another transcript made, without playing anything: the report
+        says, call by call, how this cassette would have answered them (a call no recording
+        answers is labelled ``miss``, with the nearest recording and the first differing key
+        field)."""
+        other = read_transcript(path)
+        options = other.header.get("options")
+        for reply in replies(other):
+            request = self._canonical.request(*_recorded_request(reply, options, other))
+            with self._lock:
+                self._asked += 1
+                if self._serve(self._asked, request) is None:
+                    miss = self._miss(self._asked, request)
+                    self._answers.append(Answer(self._asked, "miss", miss.nearest,  # type: ignore[arg-type]
+                                                () if miss.difference is None else (miss.difference,)))
+        return self.report()
 
     def request(self, model: Any, context: Any, options: Any = None) -> Request:
         """The canonical form of a model call's request, as this cassette compares it."""
@@ -365,6 +388,18 @@ def _run_secrets(model: Any, options: Any, extra: Sequence[str]) -> tuple[str, .
     key = getattr(options, "api_key", None)
     return secret_forms([*extra, *([key] if key else []),
                          *header_secrets(getattr(options, "headers", None), getattr(model, "headers", None))])
+
+
+def _recorded_request(reply: Reply, options: Mapping[str, Any] | None, transcript: Transcript
+                      ) -> tuple[dict[str, Any], list[Any]]:
+    """The head and messages of a recorded model call's request."""
+    effect = reply.request
+    items, tools = (_history(effect.get(name)) for name in ("messages", "tools"))
+    if not isinstance(items, list) or not isinstance(tools, list):
+        raise TranscriptError(f"step {reply.step}: the model call's messages or tools are not lists",
+                              path=transcript.path)
+    return request_head(effect.get("model"), effect.get("thinking_level"), effect.get("system_prompt"), tools,
+                        options), items
 
 
 def _tool_miss(name: str, call: int, args: Any, nearest: ToolRecording | None, diff: Difference | None

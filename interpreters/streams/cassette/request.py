@@ -420,19 +420,29 @@ def differences(recorded: Request, now: Request, field_class: FieldClass) -> lis
 def first_difference(recorded: Request, now: Request) -> tuple[int, Difference | None]:
     """How many key leaves agree before the first that differs, and that difference (``None``:
     the key fields are equal). The larger the count, the nearer the recording."""
-    before, after = list(recorded.leaves("key")), list(now.leaves("key"))
-    n = min(len(before), len(after))
-    for i, (a, b) in enumerate(zip(before, after, strict=False)):
-        if a != b or type(a[1]) is not type(b[1]):
-            if a[0] == b[0]:
-                return i, Difference(path_text(a[0]), a[1], b[1], "key")
-            one_sided = (a, ABSENT) if min(a[0], b[0], key=_order) == a[0] else (ABSENT, b)
-            return i, _one_sided(recorded, now, *one_sided)
-    if len(before) > n:
-        return n, _one_sided(recorded, now, before[n], ABSENT)
-    if len(after) > n:
-        return n, _one_sided(recorded, now, ABSENT, after[n])
-    return n, None
+    before, after = _in_order(recorded), _in_order(now)
+    i = j = agree = 0
+    while i < len(before) and j < len(after):
+        (ka, pa, va), (kb, pb, vb) = before[i], after[j]
+        if ka == kb:
+            if type(va) is not type(vb) or va != vb:
+                return agree, Difference(path_text(pa), va, vb, "key")
+            agree, i, j = agree + 1, i + 1, j + 1
+        elif ka < kb:
+            return agree, _one_sided(recorded, now, (pa, va), ABSENT)
+        else:
+            return agree, _one_sided(recorded, now, ABSENT, (pb, vb))
+    if i < len(before):
+        return agree, _one_sided(recorded, now, before[i][1:], ABSENT)
+    if j < len(after):
+        return agree, _one_sided(recorded, now, ABSENT, after[j][1:])
+    return agree, None
+
+
+def _in_order(request: Request) -> list[tuple[Any, Path, Any]]:
+    """The key leaves with their place in reading order: the header's fields, then each message."""
+    return [(((0,) if path[0] != "messages" else (1,)) + _order(path), path, value)
+            for path, value in request.leaves("key")]
 
 
 def _one_sided(recorded: Request, now: Request, old: Any, new: Any) -> Difference:

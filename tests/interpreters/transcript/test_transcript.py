@@ -66,7 +66,7 @@ def test_header_and_step_lines(tmp_path: Path) -> None:
     record_sum(path, [tool_call("add", {"a": 1, "b": 2}), "It is 3."])
     header, *steps = lines(path)
     assert set(header) == {"transcript", "version", "library_version", "created_at", "model", "system_prompt",
-                           "tools", "hooks", "interpreter", "initial_state"}
+                           "tools", "hooks", "interpreter", "options", "initial_state"}
     assert header["transcript"] == "agentcore-fx" and header["version"] == 6
     assert header["library_version"] == agentcore.__version__ and header["interpreter"] == "sync"
     assert header["model"]["id"] == "m1" and header["system_prompt"] == "Be exact."
