@@ -1,5 +1,6 @@
-"""``agentcore transcript show|replay|diff|state|fork|resume|html``: inspect, check and continue
-recorded runs (every problem with a file is a one-line usage error)."""
+"""``agentcore transcript show|replay|diff|state|fork|resume|html|match|accept|rerecord``:
+inspect, check, continue and re-record recorded runs (every problem with a file is a one-line
+usage error)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agentcore import (
     AgentEvent,
@@ -340,6 +341,53 @@ def _cmd_fork(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_match(args: argparse.Namespace) -> int:
+    from ..streams.cassette import Cassette
+
+    read(args.new)  # a damaged file is a usage error naming it
+    try:
+        report = Cassette(args.recorded, match=args.match).match(args.new)
+    except (FileNotFoundError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    print(report)
+    return 1 if "miss" in report.labels else 0
+
+
+CANDIDATE: Final = ".candidate.jsonl"
+
+
+def _cmd_accept(args: argparse.Namespace) -> int:
+    candidate = Path(args.candidate)
+    if not candidate.name.endswith(CANDIDATE):
+        raise UsageError(f"{candidate} is not a candidate (a name ending in {CANDIDATE}, as written by "
+                         "--agentcore-record-mode=refresh or agentcore transcript rerecord)")
+    read(args.candidate)  # only a transcript that reads back replaces its original
+    original = candidate.with_name(candidate.name[: -len(CANDIDATE)] + ".jsonl")
+    os.replace(candidate, original)
+    print(f"Accepted {candidate} as {original}")
+    return 0
+
+
+def _cmd_rerecord(args: argparse.Namespace) -> int:
+    from ..replay import fork
+
+    t = read(args.file)
+    if not 0 <= args.from_step <= t.steps:
+        raise UsageError(f"--from-step {args.from_step} is not in {args.file} (it has steps 0..{t.steps})")
+    source = Path(args.file)
+    out = Path(args.candidate) if args.candidate else source.with_name(source.name.removesuffix(".jsonl") + CANDIDATE)
+    if out.exists() and out.resolve() == source.resolve():
+        raise UsageError("the candidate would overwrite its source; choose another --candidate")
+    writable(out, "the candidate")
+    fork(t, args.from_step, out)
+    print(f"Kept steps 1..{args.from_step} of {args.file} in {out}; recording the rest live.", file=sys.stderr)
+    args.file = str(out)
+    code = _cmd_resume(args)
+    print(f"Wrote {out}. Compare: agentcore transcript match {source} {out}; "
+          f"keep it: agentcore transcript accept {out}", file=sys.stderr)
+    return code
+
+
 _POLLS = frozenset({GET_STEERING_MESSAGES.name, GET_FOLLOW_UP_MESSAGES.name, GET_API_KEY.name})
 
 
@@ -428,7 +476,7 @@ def _replay_flags(p: argparse.ArgumentParser) -> None:
 
 
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
-    """``transcript show|replay|diff|state|fork|resume|html``."""
+    """``transcript show|replay|diff|state|fork|resume|html|match|accept|rerecord``."""
     tr = sub.add_parser("transcript", parents=[common], help="inspect, replay, fork and resume transcripts",
                         description="Work with recorded transcripts (JSONL).")
     tsub = tr.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
@@ -493,3 +541,31 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     ht.add_argument("file", metavar="FILE")
     ht.add_argument("--output", "-o", metavar="OUT.html", help="default: FILE with .html")
     ht.set_defaults(func=_cmd_html)
+
+    mt = tsub.add_parser("match", parents=[common], help="how NEW's model calls match RECORDED's",
+                         description="Answer each model call of NEW from RECORDED as a cassette would, "
+                                     "without running anything: per call its label (exact, drifted, "
+                                     "reordered, miss) and the fields that differ. Exit 1 on a miss.")
+    mt.add_argument("recorded", metavar="RECORDED", help="a transcript, or a folder of them")
+    mt.add_argument("new", metavar="NEW")
+    mt.add_argument("--match", choices=("strict", "forgiving", "structural"), default="forgiving",
+                    help="which fields must match (default: forgiving)")
+    mt.set_defaults(func=_cmd_match)
+
+    ac = tsub.add_parser("accept", parents=[common], help="promote a candidate over its original",
+                         description="Replace NAME.jsonl by NAME.candidate.jsonl (written by the pytest "
+                                     "plugin's refresh mode or by rerecord), once it reads back.")
+    ac.add_argument("candidate", metavar="CANDIDATE")
+    ac.set_defaults(func=_cmd_accept)
+
+    rr = tsub.add_parser("rerecord", parents=[common], help="keep the first N steps, record the rest live",
+                         description="Write FILE's first N steps into a candidate (FILE with "
+                                     ".candidate.jsonl), then go on live from there as resume does; the "
+                                     "original is never touched (promote the candidate with accept).")
+    rr.add_argument("file", metavar="FILE")
+    rr.add_argument("--from-step", "-n", type=int, required=True, metavar="N")
+    rr.add_argument("--candidate", metavar="PATH", help="where to write it (default: FILE with .candidate.jsonl)")
+    run_options(rr, model_required=False, json_flag=True,
+                approve_all_help="approve every waiting call that needs an approval (a suspended run)")
+    add_decision_options(rr)
+    rr.set_defaults(func=_cmd_rerecord)
