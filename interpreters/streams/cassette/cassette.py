@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeAlias
 from agentcore import AgentTool
 from agentcore.codec import to_json
 
+from ...runtime.gc_pause import paused_gc
 from ...secrets import header_secrets, secret_forms
 from ...signal import StopRun
 from ...transcript import Transcript, TranscriptError, read_transcript
@@ -184,14 +185,17 @@ class Cassette:
         self._by_key: dict[bytes, list[_Recorded]] = {}
         self._tools = RecordedTools(_tool_miss)
         self.paths = tuple(_transcript_paths(paths))
-        for index, path in enumerate(self.paths):
-            self._load(index, path)
+        with paused_gc():  # many small objects, no cycles (see runtime.gc_pause)
+            for index, path in enumerate(self.paths):
+                self._load(index, path)
         self._lock = threading.Lock()
         self._answers: list[Answer] = []
         self._asked = 0
         self._followed: dict[bytes, list[int]] = {}
         self._live_runs: set[bytes] = set()
         self._secrets_of: dict[Any, tuple[str, ...]] = {}
+        self._heads: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        """Request heads by the identity of what they are made of (kept alive with them)."""
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -265,10 +269,19 @@ class Cassette:
 
     def request(self, model: Any, context: Any, options: Any = None) -> Request:
         """The canonical form of a model call's request, as this cassette compares it."""
-        head = request_head(to_json(model), getattr(options, "thinking_level", "off"),
-                            getattr(context, "system_prompt", ""), to_json(tuple(getattr(context, "tools", ()))),
-                            {name: to_json(getattr(options, name, None)) for name in _SAMPLING})
-        return self._canonical.request(head, getattr(context, "messages", ()), self._secrets(model, options))
+        tools = getattr(context, "tools", ())
+        budgets = getattr(options, "thinking_budgets", None)
+        parts = (model, tools, budgets)
+        ident = (*map(id, parts), getattr(context, "system_prompt", ""), getattr(options, "thinking_level", "off"),
+                 getattr(options, "temperature", None), getattr(options, "max_tokens", None))
+        cached = self._heads.get(ident)
+        if cached is None or any(a is not b for a, b in zip(cached[0], parts, strict=True)):
+            head = request_head(to_json(model), ident[4], ident[3], to_json(tuple(tools)),
+                                {name: to_json(getattr(options, name, None)) for name in _SAMPLING})
+            if len(self._heads) > 64:
+                self._heads.clear()
+            cached = self._heads[ident] = (parts, head)
+        return self._canonical.request(cached[1], getattr(context, "messages", ()), self._secrets(model, options))
 
     def _secrets(self, model: Any, options: Any) -> tuple[str, ...]:
         key = (getattr(options, "api_key", None), _frozen(getattr(options, "headers", None)),

@@ -33,6 +33,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from hashlib import blake2b
 from typing import Any, Final, Literal, TypeAlias
 
@@ -88,7 +89,7 @@ def _pattern(text: str) -> Path:
     return tuple(text.split("."))
 
 
-def _matches(pattern: Path, path: Path) -> bool:
+def _matches(pattern: Path, path: tuple[Any, ...]) -> bool:
     if not pattern:
         return not path
     head, rest = pattern[0], pattern[1:]
@@ -130,6 +131,9 @@ class MatchPolicy:
         object.__setattr__(self, "_rules", tuple((_pattern(p), c) for p, c in dict(self.fields).items()) + rules)
         object.__setattr__(self, "_default", default)
         object.__setattr__(self, "_memo", {})
+        object.__setattr__(self, "_message_memo", {})
+        object.__setattr__(self, "_indexed", any(part.isdigit() for pattern, _ in self._rules  # type: ignore[attr-defined]
+                                                 for part in pattern))
 
     @classmethod
     def of(cls, match: str | MatchPolicy) -> MatchPolicy:
@@ -146,13 +150,28 @@ class MatchPolicy:
         memo: dict[Path, FieldClass] = self._memo  # type: ignore[attr-defined]
         found = memo.get(path)
         if found is None:
-            found = self._default  # type: ignore[attr-defined]
-            for pattern, cls in self._rules:  # type: ignore[attr-defined]
-                if _matches(pattern, path):
-                    found = cls
-                    break
-            memo[path] = found
+            found = memo[path] = self._classify(path)
         return found
+
+    def message_field_class(self, index: int, path: Path) -> FieldClass:
+        """The class of the field at ``path`` of message ``index`` (``messages.<index>.<path>``)."""
+        if self._indexed:  # type: ignore[attr-defined]
+            return self.field_class(("messages", str(index), *path))
+        memo: dict[Path, FieldClass] = self._message_memo  # type: ignore[attr-defined]
+        found = memo.get(path)
+        if found is None:  # no pattern names an index: every message's field is classed alike
+            found = memo[path] = self._classify(("messages", _ANY_INDEX, *path))
+        return found
+
+    def _classify(self, path: tuple[Any, ...]) -> FieldClass:
+        for pattern, cls in self._rules:  # type: ignore[attr-defined]
+            if _matches(pattern, path):
+                return cls  # type: ignore[no-any-return]
+        return self._default  # type: ignore[attr-defined, no-any-return]
+
+
+_ANY_INDEX: Final = -1
+"""An index in a memo key (no pattern segment, a string, equals it; ``*`` and ``**`` match it)."""
 
 
 _KEYS_OF_STRUCTURE: Final = tuple((_pattern(p), "key") for p in (
@@ -200,63 +219,66 @@ _ANSWERED_BY: Final = frozenset({"api", "provider", "model"})
 """On an assistant message: which model gave it (the request's own model is a field)."""
 
 
-def _canonical_message(data: Any) -> Any:
-    """The message without its volatile fields (on the message and its content blocks; a tool's
-    arguments and a result's details are data, kept whole); ``type`` is called ``role``."""
+def _message_leaves(data: Any, secrets: Sequence[str], aliases: dict[str, str], log: list[str]) -> tuple[Any, list[Leaf]]:
+    """The role and the canonical leaves of one message (JSON), in one pass: its volatile fields
+    left out (on the message and its content blocks; a tool's arguments and a result's details
+    are data, kept whole), ``type`` called ``role``, tool-call ids aliased, strings scrubbed."""
+    out: list[Leaf] = []
     if not isinstance(data, dict):
-        return data
-    out: dict[str, Any] = {}
+        _leaves(data, (), secrets, out)
+        return None, out
     kind = data.get("type")
     for name, value in data.items():
         if name in _VOLATILE or (kind == "assistant" and name in _ANSWERED_BY):
             continue
-        if name == "content" and isinstance(value, list):
-            value = [{k: v for k, v in block.items() if k not in _VOLATILE} if isinstance(block, dict) else block
-                     for block in value]
-        out["role" if name == "type" else name] = value
-    return out
+        if name == "type":
+            out.append((("role",), value))
+        elif name == "tool_call_id" and isinstance(value, str):
+            out.append(((name,), _alias(value, aliases, log)))
+        elif name == "content" and isinstance(value, list) and value:
+            for i, block in enumerate(value):
+                where = ("content", str(i))
+                if not isinstance(block, dict) or not block:
+                    _leaves(block, where, secrets, out)
+                    continue
+                call = block.get("type") == "toolCall"
+                for k, v in block.items():
+                    if k in _VOLATILE:
+                        continue
+                    if call and k == "id" and isinstance(v, str):
+                        out.append(((*where, k), _alias(v, aliases, log)))
+                    else:
+                        _leaves(v, (*where, str(k)), secrets, out)
+        else:
+            _leaves(value, (name,), secrets, out)
+    return kind, out
+
+
+def _leaves(value: Any, path: Path, secrets: Sequence[str], out: list[Leaf]) -> None:
+    """:func:`flatten`, each string scrubbed of ``secrets`` and key shapes."""
+    if isinstance(value, str):
+        out.append((path, scrub(value, secrets)))
+    elif isinstance(value, dict) and value:
+        for k, v in value.items():
+            _leaves(v, (*path, str(k)), secrets, out)
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            _leaves(v, (*path, str(i)), secrets, out)
+    else:
+        out.append((path, value))
 
 
 def flatten(value: Any, path: Path, out: list[Leaf]) -> None:
     """Append the leaves of JSON ``value`` under ``path`` to ``out`` (an empty list or object is
     a leaf of its own)."""
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            flatten(v, (*path, str(k)), out)
-    elif isinstance(value, list) and value:
-        for i, v in enumerate(value):
-            flatten(v, (*path, str(i)), out)
-    else:
-        out.append((path, value))
+    _leaves(value, path, (), out)
 
 
-def _scrubbed(value: Any, secrets: Sequence[str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value, secrets)
-    if isinstance(value, dict):
-        return {k: _scrubbed(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrubbed(v, secrets) for v in value]
-    return value
-
-
-def _aliased(message: Any, aliases: dict[str, str]) -> None:
-    """Replace the message's tool-call ids by their aliases, in place (new ids get the next)."""
-    if not isinstance(message, dict):
-        return
-    if isinstance(message.get("tool_call_id"), str):
-        message["tool_call_id"] = _alias(message["tool_call_id"], aliases)
-    content = message.get("content")
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                block["id"] = _alias(block["id"], aliases)
-
-
-def _alias(raw: str, aliases: dict[str, str]) -> str:
+def _alias(raw: str, aliases: dict[str, str], log: list[str]) -> str:
     found = aliases.get(raw)
     if found is None:
-        found = aliases[raw] = f"call#{len(aliases) + 1}"
+        log.append(raw)
+        found = aliases[raw] = f"call#{len(log)}"
     return found
 
 
@@ -264,33 +286,61 @@ def _as_json(item: Any) -> Any:
     return item if isinstance(item, (dict, list, str, int, float, bool)) or item is None else to_json(item)
 
 
-def _digest(previous: bytes, leaves: Sequence[Leaf]) -> bytes:
-    return blake2b(previous + msgspec.json.encode(leaves), digest_size=16).digest()
+def _digest(previous: bytes, encoded: bytes) -> bytes:
+    return blake2b(previous + encoded, digest_size=16).digest()
 
 
-@dataclass(frozen=True, eq=False)
-class _Message:
-    """One canonical message at its index: its leaves by class (paths relative to the message)."""
+_Message: TypeAlias = tuple[bytes, bytes, Any]
+"""One canonical message: its key leaves and its checked leaves, JSON-encoded (paths relative to
+the message; bytes, so that a long recording is not thousands of objects for the garbage
+collector to walk), and its role."""
 
-    keys: tuple[Leaf, ...]
-    checked: tuple[Leaf, ...]
-    role: Any
+_encode: Final = msgspec.json.Encoder().encode
+_decode_leaves: Final = msgspec.json.Decoder(list[tuple[tuple[str, ...], Any]]).decode
+
+
+@dataclass(eq=False)
+class _Chain:
+    """The canonical messages of a history and of the histories that extend it, shared: each
+    history reads its own first ``n`` entries, and a history extended at the chain's end appends
+    in place (the cost of a request is the cost of its new messages). ``alias_log`` is the raw
+    tool-call ids in the order their aliases were given; ``aliases`` maps them while the chain's
+    end is the history's."""
+
+    messages: list[_Message]
+    key_digests: list[bytes]
+    checked_digests: list[bytes]
+    alias_log: list[str]
+    aliases: dict[str, str]
 
 
 @dataclass(frozen=True, eq=False)
 class _History:
-    """Canonical messages of one history, with rolling digests (index ``i``: messages ``0..i``)."""
+    """One history in canonical form: its items, the secrets it was scrubbed of, and its place
+    in a chain (rolling digests: index ``i`` covers messages ``0..i``)."""
 
     items: tuple[Any, ...]
     secrets: tuple[str, ...]
-    messages: list[_Message]
-    key_digests: list[bytes]
-    checked_digests: list[bytes]
-    aliases: dict[str, str]
+    chain: _Chain
+    aliases: int
     assistants: int
+    last_assistant: int | None
+
+    @property
+    def n(self) -> int:
+        return len(self.items)
+
+    def extended(self) -> _Chain:
+        """The chain to append this history's extension to: its own when nothing was appended
+        past this history yet, else a copy of its first ``n`` entries."""
+        chain, n = self.chain, self.n
+        if len(chain.messages) == n and len(chain.alias_log) == self.aliases:
+            return chain
+        log = chain.alias_log[: self.aliases]
+        return _Chain(chain.messages[:n], chain.key_digests[:n], chain.checked_digests[:n], log,
+                      {raw: f"call#{i + 1}" for i, raw in enumerate(log)})
 
 
-_EMPTY: Final = _History((), (), [], [], [], {}, 0)
 _ROOT: Final = b"\0" * 16
 
 
@@ -310,13 +360,20 @@ class Request:
     thread: bytes | None
     history: bytes
     head: tuple[tuple[Leaf, ...], tuple[Leaf, ...]]
-    messages: Sequence[_Message]
+    chain: _Chain
+    count: int
+    """How many messages it holds (the first ``count`` of its chain)."""
+
+    def role(self, i: int) -> Any:
+        """The role of message ``i``."""
+        return self.chain.messages[i][2]
 
     def leaves(self, field_class: FieldClass) -> Iterable[Leaf]:
         """Every leaf of the class, with its full path, header fields first."""
         yield from self.head[0 if field_class == "key" else 1]
-        for i, message in enumerate(self.messages):
-            for path, value in message.keys if field_class == "key" else message.checked:
+        messages, which = self.chain.messages, 0 if field_class == "key" else 1
+        for i in range(self.count):
+            for path, value in _decode_leaves(messages[i][which]):
                 yield ("messages", str(i), *path), value
 
 
@@ -337,36 +394,36 @@ class Canonicalizer:
         options: JSON) and ``messages`` (records or their JSON)."""
         with self._lock:
             head_key, head_checked, head_leaves = self._head(head, secrets)
-            history = self._history(tuple(messages), tuple(secrets))
-        n = len(history.messages)
-        last = max((i for i, m in enumerate(history.messages) if m.role == "assistant"), default=None)
-        thread = None if last is None else (history.key_digests[last - 1] if last else _ROOT)
-        full_key = history.key_digests[-1] if n else _ROOT
+            history = self._history(messages if type(messages) is tuple else tuple(messages), tuple(secrets))
+        n, chain, last = history.n, history.chain, history.last_assistant
+        thread = None if last is None else (chain.key_digests[last - 1] if last else _ROOT)
+        full_key = chain.key_digests[n - 1] if n else _ROOT
         return Request(
             key=blake2b(head_key + full_key, digest_size=16).digest(),
-            checked=blake2b(head_checked + (history.checked_digests[-1] if n else _ROOT), digest_size=16).digest(),
-            position=history.assistants, thread=thread, history=full_key, head=head_leaves,
-            messages=history.messages)
+            checked=blake2b(head_checked + (chain.checked_digests[n - 1] if n else _ROOT), digest_size=16).digest(),
+            position=history.assistants, thread=thread, history=full_key, head=head_leaves, chain=chain, count=n)
 
     def _head(self, head: Mapping[str, Any], secrets: Sequence[str]) -> tuple[bytes, bytes, Any]:
         raw = msgspec.json.encode([head, list(secrets)])
         found = self._heads.get(raw)
         if found is None:
             leaves: list[Leaf] = []
-            flatten(_scrubbed(dict(head), secrets), (), leaves)
+            _leaves(dict(head), (), secrets, leaves)
             keys, checked = self._split(leaves)
-            found = (_digest(_ROOT, keys), _digest(_ROOT, checked), (tuple(keys), tuple(checked)))
+            found = (_digest(_ROOT, _encode(keys)), _digest(_ROOT, _encode(checked)), (tuple(keys), tuple(checked)))
             if len(self._heads) > 256:
                 self._heads.clear()
             self._heads[raw] = found
         return found
 
-    def _split(self, leaves: Iterable[Leaf], prefix: Path = ()) -> tuple[list[Leaf], list[Leaf]]:
+    def _split(self, leaves: Iterable[Leaf], index: int | None = None) -> tuple[list[Leaf], list[Leaf]]:
+        """The leaves by class (key, checked), each list in path order; ``index``: the leaves
+        are those of message ``index`` (paths relative to it)."""
         keys: list[Leaf] = []
         checked: list[Leaf] = []
-        classify = self.policy.field_class
-        for path, value in sorted(leaves, key=lambda leaf: _order(leaf[0])):
-            cls = classify((*prefix, *path))
+        policy = self.policy
+        for path, value in sorted(leaves, key=itemgetter(0)):
+            cls = policy.field_class(path) if index is None else policy.message_field_class(index, path)
             if cls == "key":
                 keys.append((path, value))
             elif cls == "checked":
@@ -374,29 +431,30 @@ class Canonicalizer:
         return keys, checked
 
     def _history(self, items: tuple[Any, ...], secrets: tuple[str, ...]) -> _History:
-        base = _EMPTY
+        base: _History | None = None
         for seen in reversed(self._histories.values()):
-            k = len(seen.items)
-            if (len(base.items) < k <= len(items) and items[k - 1] is seen.items[-1] and seen.secrets == secrets
-                    and items[:k] == seen.items):
+            k = seen.n
+            if ((base is None or base.n < k) and k <= len(items) and items[k - 1] is seen.items[-1]
+                    and seen.secrets == secrets and items[:k] == seen.items):
                 base = seen
                 break
-        if len(base.items) == len(items):
+        if base is not None and base.n == len(items):
             return base
-        messages, keys, checked = list(base.messages), list(base.key_digests), list(base.checked_digests)
-        aliases, assistants = dict(base.aliases), base.assistants
-        for i in range(len(base.items), len(items)):
-            canonical = _scrubbed(_canonical_message(_as_json(items[i])), secrets)
-            _aliased(canonical, aliases)
-            leaves: list[Leaf] = []
-            flatten(canonical, (), leaves)
-            k_leaves, c_leaves = self._split(leaves, ("messages", str(i)))
-            role = canonical.get("role") if isinstance(canonical, dict) else None
-            assistants += role == "assistant"
-            messages.append(_Message(tuple(k_leaves), tuple(c_leaves), role))
-            keys.append(_digest(keys[-1] if keys else _ROOT, k_leaves))
-            checked.append(_digest(checked[-1] if checked else _ROOT, c_leaves))
-        history = _History(items, secrets, messages, keys, checked, aliases, assistants)
+        if base is None:
+            chain, start, assistants, last = _Chain([], [], [], [], {}), 0, 0, None
+        else:
+            chain, start, assistants, last = base.extended(), base.n, base.assistants, base.last_assistant
+        messages, keys, checked = chain.messages, chain.key_digests, chain.checked_digests
+        for i in range(start, len(items)):
+            role, leaves = _message_leaves(_as_json(items[i]), secrets, chain.aliases, chain.alias_log)
+            k_leaves, c_leaves = self._split(leaves, i)
+            if role == "assistant":
+                assistants, last = assistants + 1, i
+            k_bytes, c_bytes = _encode(k_leaves), _encode(c_leaves)
+            messages.append((k_bytes, c_bytes, role))
+            keys.append(_digest(keys[-1] if keys else _ROOT, k_bytes))
+            checked.append(_digest(checked[-1] if checked else _ROOT, c_bytes))
+        history = _History(items, secrets, chain, len(chain.alias_log), assistants, last)
         token = (len(items), id(items[-1]))
         self._histories.pop(token, None)
         self._histories[token] = history
@@ -440,8 +498,9 @@ def first_difference(recorded: Request, now: Request) -> tuple[int, Difference |
 
 
 def _in_order(request: Request) -> list[tuple[Any, Path, Any]]:
-    """The key leaves with their place in reading order: the header's fields, then each message."""
-    return [(((0,) if path[0] != "messages" else (1,)) + _order(path), path, value)
+    """The key leaves with their place in the order :meth:`Request.leaves` gives them: the
+    header's fields, then each message's."""
+    return [(((0, path) if path[0] != "messages" else (1, int(path[1]), path[2:])), path, value)
             for path, value in request.leaves("key")]
 
 
@@ -449,9 +508,8 @@ def _one_sided(recorded: Request, now: Request, old: Any, new: Any) -> Differenc
     """A leaf only one side has; a whole message only one side has is named by its role."""
     path, value = old if new is ABSENT else new
     side = now if new is ABSENT else recorded
-    if len(path) > 2 and path[0] == "messages" and int(path[1]) >= len(side.messages):
-        mine = (recorded if new is ABSENT else now).messages[int(path[1])]
-        path, value = (*path[:2], "role"), mine.role
+    if len(path) > 2 and path[0] == "messages" and int(path[1]) >= side.count:
+        path, value = (*path[:2], "role"), (recorded if new is ABSENT else now).role(int(path[1]))
     return Difference(path_text(path), value if new is ABSENT else ABSENT, ABSENT if new is ABSENT else value, "key")
 
 

@@ -67,7 +67,7 @@ class _Recorded:
 
 
 def _canonical_arguments(args: Any) -> bytes:
-    return msgspec.json.encode(to_json(args), order="sorted")
+    return msgspec.json.encode(args if type(args) is dict else to_json(args), order="sorted")
 
 
 class RecordedTools:
