@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "interpreters.runtime.clock", "interpreters.runtime.gc_pause", "interpreters.streams.scripted",
                 "interpreters.streams.http")),
     ("engine and observers", ("interpreters.runtime", "interpreters.transcript", "interpreters.otel",
-                              "interpreters.streams.recorded")),
+                              "interpreters.streams.recorded", "interpreters.streams.cassette")),
     ("replay", ("interpreters.replay",)),
     ("front doors", ("interpreters.sync", "interpreters.aio")),
     ("applications", ("interpreters.agent", "interpreters.cli", "interpreters.ray", "interpreters.render",

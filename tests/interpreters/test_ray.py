@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,30 @@ def test_200_scripted_runs_match_local_runs(scripted_runs: tuple[Path, list[RunJ
         assert not result.resumed
     assert len(list(out.glob("*.jsonl"))) == 200
     assert len({r.worker_pid for r in results}) == 2  # one worker per CPU, both used
+
+
+@dataclass(frozen=True)
+class CassetteFactory:
+    """Each job's model calls answered from its own recorded transcript (on the worker)."""
+
+    folder: str
+
+    def __call__(self, job: Any) -> Any:
+        from interpreters import Cassette
+
+        return Cassette(Path(self.folder) / f"{job.id}.jsonl")
+
+
+def test_runs_on_ray_replay_through_cassettes_with_no_model(
+        scripted_runs: tuple[Path, list[RunJob], list[RunResult]], tmp_path: Path) -> None:
+    out, jobs, _ = scripted_runs
+    chosen = jobs[:40]
+    results = list(run_many(chosen, config_factory=config_factory, stream_fn_factory=CassetteFactory(str(out)),
+                            clock=clock, transcripts_dir=tmp_path, progress=False))
+    assert [r.error for r in results if not r.ok] == []  # a miss would be an error result
+    by_id = {r.job_id: r for r in results}
+    for job in chosen:
+        assert list(by_id[job.id].messages) == local_messages(job), job.id
 
 
 def test_a_failing_factory_is_an_error_result(tmp_path: Path) -> None:

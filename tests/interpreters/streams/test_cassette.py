@@ -516,3 +516,15 @@ def test_tools_names_must_be_recorded(recorded: Path) -> None:
     with pytest.raises(ValueError) as caught:
         Cassette(recorded).tools(["search"])
     assert str(caught.value) == "the cassette's transcripts declare no tool 'search' (they declare 'add')"
+
+
+def test_a_miss_stops_the_run_which_still_ends(recorded: Path, flavour: Any) -> None:
+    events: list[Any] = []
+    cassette = Cassette(recorded)
+    ctx = context(tools=[add_wrong])
+    with pytest.raises(CassetteMiss):
+        flavour.collect(lambda: flavour.agent_loop("2 + 3 + 4?", ctx, CONFIG, None, cassette),
+                        on_event=events.append)
+    assert [e.type for e in events].count("agent_end") == 1 and events[-1].type == "agent_end"
+    assert events[-1].messages[-1].stop_reason == "aborted"
+
