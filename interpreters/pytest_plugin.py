@@ -42,8 +42,8 @@ import pytest
 
 from agentcore import AgentContext, AgentEvent, AgentLoopConfig, AgentMessage
 
-from .streams.cassette import Cassette, CassetteMiss, CassetteReport, MatchPolicy
 from .replay.compare import ReplayOptions
+from .streams.cassette import Cassette, CassetteMiss, CassetteReport, MatchPolicy
 from .streams.cassette.request import PRESETS, FieldClass
 from .transcript import TranscriptRecorder
 

@@ -39,9 +39,9 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
     from interpreters.replay.recovery import AlreadyResumed
+    from interpreters.runtime.driver import InterpreterError
     from interpreters.signal import StopRun
     from interpreters.streams.cassette import CassetteMiss, Difference, Recording
-    from interpreters.runtime.driver import InterpreterError
     from interpreters.transcript import TranscriptError
 
     return {

@@ -33,8 +33,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from hashlib import blake2b
+from operator import itemgetter
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
