@@ -528,3 +528,24 @@ def test_a_miss_stops_the_run_which_still_ends(recorded: Path, flavour: Any) -> 
     assert [e.type for e in events].count("agent_end") == 1 and events[-1].type == "agent_end"
     assert events[-1].messages[-1].stop_reason == "aborted"
 
+
+
+def test_a_recorded_abort_mid_stream_replays_as_recorded(tmp_path: Path, flavour: Any) -> None:
+    path = tmp_path / "aborted.jsonl"
+    ctx = context()
+    with TranscriptRecorder(path, ctx, CONFIG) as recorder:
+        model = ScriptedModel(["A long answer that is cut short."], chunk_size=4)
+        box: list[Any] = []
+
+        def start() -> Any:
+            box.append(flavour.agent_loop("Talk.", ctx, CONFIG, None, model, journal=recorder))
+            return box[0]
+
+        def stop_at_the_second_delta(event: Any) -> None:
+            if event.type == "message_update" and event.assistant_message_event.type == "text_delta":
+                box[0].signal.abort("user")
+
+        _, recorded = flavour.collect(start, on_event=stop_at_the_second_delta)
+    assert recorded[-1].stop_reason == "aborted" and recorded[-1].text
+    again = run(flavour, Cassette(path), prompt="Talk.")
+    assert (again[-1].stop_reason, again[-1].content) == ("aborted", recorded[-1].content)
