@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"record() on a stream-delta step: {record_delta_ns(200_000, reps):.0f} ns")
     print(f"one SDK span (start + 4 attributes + end, SimpleSpanProcessor, null exporter): "
           f"{sdk_span_us(20_000, reps):.1f} µs")
-    print(f"\n{args.clock} clock; medians of {reps} interleaved repetitions; sdk = TracerProvider + SimpleSpanProcessor + "
+    print(f"\n{args.clock} clock; medians of {reps} interleaved repetitions; "
+          "sdk = TracerProvider + SimpleSpanProcessor + "
           "an exporter that does nothing")
 
 

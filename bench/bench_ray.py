@@ -295,13 +295,15 @@ def main() -> None:
             one_wall, _ = ray_phase(all_jobs[:1], None)(0)
             if cpus > 1:
                 rows.append(("Ray run_many, 1 worker, transcripts", *best(repeat, ray_phase(all_jobs, 1))))
-            rows.append((f"Ray run_many, {cpus} workers, flush='turn'", *best(repeat, ray_phase(all_jobs, None, "turn"))))
+            rows.append((f"Ray run_many, {cpus} workers, flush='turn'",
+                         *best(repeat, ray_phase(all_jobs, None, "turn"))))
             rows.append((f"Ray run_many, {cpus} workers, transcripts", *best(repeat, ray_phase(all_jobs, None))))
             ray.shutdown()
             notes.append(f"ray.init (local, {cpus} CPUs): {startup:.2f} s; run_many of 1 job (starts its workers): "
                          f"{one_wall:.2f} s")
             notes.append(f"time of one run inside a Ray worker, last local phase (median / p99): "
-                         f"{in_worker[len(in_worker) // 2] * 1e3:.1f} / {in_worker[int(len(in_worker) * 0.99)] * 1e3:.1f} ms")
+                         f"{in_worker[len(in_worker) // 2] * 1e3:.1f} / "
+                         f"{in_worker[int(len(in_worker) * 0.99)] * 1e3:.1f} ms")
         if args.only != "local":
             for nodes in (2, 3):
                 t0 = time.perf_counter()

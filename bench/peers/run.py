@@ -18,7 +18,8 @@ The in-process cases (scenarios 1 and 2) run in rounds: every library's worker o
 the libraries interleaved, the median taken over all the rounds' samples; agentcore-fx and
 pi-agent-core, whose runs take milliseconds, make three times the repetitions per round.
 
-Options: ``--only 1,2,5`` picks scenarios; ``--libs a,b`` picks libraries; ``--reps N`` overrides repetitions; ``--rounds R``
+Options: ``--only 1,2,5`` picks scenarios; ``--libs a,b`` picks libraries; ``--reps N`` overrides
+repetitions; ``--rounds R``
 overrides the rounds of scenarios 1 and 2 (default 3, quick 2); ``--json FILE``
 also writes every sample; ``--profile DIR`` additionally runs each agentcore-fx case once under
 cProfile and writes ``DIR/<case>.prof`` and a text summary ``DIR/<case>.txt``.

@@ -52,7 +52,8 @@ def sse_tool_call(k: int) -> bytes:
 
 def sse_text(k: int) -> bytes:
     """The chunked SSE body of a text reply in three deltas."""
-    parts = [{**_base(k), "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    first = {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+    parts = [{**_base(k), "choices": [first]}]
     for word in ("All ", "tools ", "ran."):
         parts.append({**_base(k), "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
     parts.append({**_base(k), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})

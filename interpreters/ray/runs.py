@@ -146,7 +146,8 @@ def _checked_options(per_node: Any, workers_per_node: Any, max_retries: Any, rec
     if not isinstance(per_node, int) or per_node < 1:
         raise ValueError(f"max_concurrency_per_node must be an int of at least 1, not {per_node!r}")
     if workers_per_node is not None and (not isinstance(workers_per_node, int) or workers_per_node < 1):
-        raise ValueError(f"workers_per_node must be None (one per CPU) or an int of at least 1, not {workers_per_node!r}")
+        raise ValueError("workers_per_node must be None (one per CPU) or an int of at least 1, "
+                         f"not {workers_per_node!r}")
     if not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be an int of at least 0, not {max_retries!r}")
     if not isinstance(recovery_timeout, (int, float)) or not recovery_timeout > 0:

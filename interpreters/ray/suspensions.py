@@ -39,7 +39,8 @@ def decisions_problem(suspension: Any, decisions: Any) -> str | None:
     config = AgentLoopConfig(model=Model(id="-"))  # the config does not change which decisions fit
     try:
         suspended_state(suspension, config, "resume_many")
-        resumed_input(decisions, suspension, config, None, lambda: 0, "resume_many")  # the core's check of the decisions
+        # the core's check of the decisions
+        resumed_input(decisions, suspension, config, None, lambda: 0, "resume_many")
     except (TypeError, ValueError) as exc:
         return str(exc) or type(exc).__name__
     return None

@@ -157,7 +157,8 @@ class EffectEncoder:
         """A ``message_update`` effect as the transcript keeps it."""
         if not self.digests:
             return UPDATE
-        return {"type": "emit", "event": {"type": "message_update", "digest": update_digest([update], self.secrets, version=self.version)}}
+        digest = update_digest([update], self.secrets, version=self.version)
+        return {"type": "emit", "event": {"type": "message_update", "digest": digest}}
 
     def event(self, event: Any) -> Any:
         kind = type(event)

@@ -451,7 +451,8 @@ def _expand_run(obj: dict[str, Any], lineno: int, entries: list[Entry], seqs: di
             update: dict[str, Any] = {"type": "message_update"}
             if offset == last and digest is not None:
                 update["digest"] = digest  # the run's digest, on its last step
-            text = DELTA_LINE % (n, sid, kind, index, json_str(delta), ms, compact_json({"type": "emit", "event": update}))
+            emit = compact_json({"type": "emit", "event": update})
+            text = DELTA_LINE % (n, sid, kind, index, json_str(delta), ms, emit)
             inp_json = {"type": "stream_event_received", "id": sid,
                         "event": {"type": kind, "content_index": index, "delta": delta}, "at": ms}
             effects = [{"type": "emit", "event": update}]

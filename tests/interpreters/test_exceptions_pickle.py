@@ -59,7 +59,8 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
             Difference("messages.2.content.0.text", "5", "6", "key")),
         "interpreters.ray.tools.RemoteToolError": lambda: RemoteToolError("the tool raised"),
         "interpreters.replay.compare.ReplayDivergence": lambda: ReplayDivergence(_divergence(), 3),
-        "interpreters.replay.live._Stop": lambda: getattr(importlib.import_module("interpreters.replay.live"), "_Stop")(),
+        "interpreters.replay.live._Stop": lambda: getattr(importlib.import_module("interpreters.replay.live"),
+                                                          "_Stop")(),
         "interpreters.replay.recovery.AlreadyResumed": lambda: AlreadyResumed("run.jsonl: this suspension was already "
                                                                        "resumed at step 10"),
         "interpreters.transcript.format.TranscriptError": lambda: TranscriptError(

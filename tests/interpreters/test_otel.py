@@ -192,14 +192,16 @@ def test_parallel_tool_run_gives_the_span_tree_and_genai_attributes(flavour: Fla
             "gen_ai.tool.name": tool_name,
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "function",
-            "gen_ai.tool.description": "Add two integers." if tool_name == "add" else "Add two integers, asynchronously.",
+            "gen_ai.tool.description": ("Add two integers." if tool_name == "add"
+                                        else "Add two integers, asynchronously."),
         }
     # The parallel batch starts in one step; each tool span ends when its own result arrives.
     assert tools[0].start_time == tools[1].start_time
     for span in spans:
         assert span.start_time is not None and span.end_time is not None and span.start_time <= span.end_time
     turn1 = one(spans, "turn 1")
-    assert turn1.kind is SpanKind.INTERNAL and attrs(turn1) == {"agentcore.turn.number": 1, "agentcore.turn.tool_results": 2}
+    assert turn1.kind is SpanKind.INTERNAL
+    assert attrs(turn1) == {"agentcore.turn.number": 1, "agentcore.turn.tool_results": 2}
 
 
 def test_run_span_is_a_child_of_the_callers_current_span(flavour: Flavour, otel: Any) -> None:
@@ -579,7 +581,8 @@ def test_a_sampled_out_run_records_nothing_and_takes_its_tools_spans_along(flavo
     class DropAgentRuns(Sampler):
         """Samples every root span except the agent runs."""
 
-        def should_sample(self, parent_context: Any, trace_id: int, name: str, *args: Any, **kwargs: Any) -> SamplingResult:
+        def should_sample(self, parent_context: Any, trace_id: int, name: str, *args: Any,
+                          **kwargs: Any) -> SamplingResult:
             drop = name.startswith("invoke_agent")
             return SamplingResult(Decision.DROP if drop else Decision.RECORD_AND_SAMPLE)
 

@@ -129,7 +129,8 @@ def test_a_changed_prompt_misses_and_a_reworded_system_prompt_replays_with_a_war
 def test_a_marker_sets_the_match_policy(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
     run_pytest(pytester).assert_outcomes(passed=1)
-    marked = TEST_FILE.replace("def test_agent(", "import pytest\n@pytest.mark.agent_match('structural')\ndef test_agent(")
+    marked = TEST_FILE.replace("def test_agent(",
+                               "import pytest\n@pytest.mark.agent_match('structural')\ndef test_agent(")
     pytester.makepyfile(test_recorded_agent=marked.replace('"Shout hi"', '"Please shout hi"'))
     result = run_pytest(pytester)
     result.assert_outcomes(passed=1, warnings=1)
@@ -140,7 +141,8 @@ def test_recorded_calls_never_asked_for_fail_unless_allowed(pytester: pytest.Pyt
     pytester.makepyfile(test_recorded_agent=TEST_FILE)
     run_pytest(pytester).assert_outcomes(passed=1)
     # One turn only: the recording's second model call is never asked for.
-    one_turn = TEST_FILE.replace('AgentLoopConfig(model=Model(id="m"))', 'AgentLoopConfig(model=Model(id="m"), max_turns=1)'
+    one_turn = TEST_FILE.replace('AgentLoopConfig(model=Model(id="m"))',
+                                 'AgentLoopConfig(model=Model(id="m"), max_turns=1)'
                                  ).replace('assert messages[-1].text == "Done."', "")
     pytester.makepyfile(test_recorded_agent=one_turn)
     result = run_pytest(pytester)

@@ -674,7 +674,8 @@ def test_a_worker_lost_during_a_resumed_run_resumes_it_from_its_transcript(tmp_p
     ref = tmp_path / "reference"
     ref.mkdir()
     (ref / "crashed").touch()
-    ref_job = RunJob(job.id, job.prompts, AgentContext("You wipe.", [], crash_once_tools(RunJob("", "", data=str(ref)))),
+    tools = crash_once_tools(RunJob("", "", data=str(ref)))
+    ref_job = RunJob(job.id, job.prompts, AgentContext("You wipe.", [], tools),
                      data=str(ref))
     stream = agent_loop(ref_job.prompts, ref_job.context, config_factory(ref_job),
                         stream_fn=crash_once_stream_fn(ref_job), clock=clock)

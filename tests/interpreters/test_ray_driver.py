@@ -160,7 +160,8 @@ def test_workers_are_pinned_to_each_node_with_cpus_and_share_its_limit() -> None
     for actor in fake.cls.actors:
         strategy = actor.options["scheduling_strategy"]
         assert (name_of(strategy.node_id), strategy.soft) == (actor.name.split("/")[0], False)
-        assert (actor.options["num_cpus"], actor.options["max_restarts"], actor.options["max_task_retries"]) == (0, -1, 0)
+        options = actor.options
+        assert (options["num_cpus"], options["max_restarts"], options["max_task_retries"]) == (0, -1, 0)
         assert actor.options["max_concurrency"] == 2 * actor.share + 2
     fill(driver, 10)
     assert driver.free_slot() is None  # 5 on A, 5 on B: both nodes are full

@@ -105,7 +105,8 @@ def test_llm_only_divergence_names_step_turn_and_diff(tmp_path: Path) -> None:
     assert report.detail == ("effect 0 (emit tool_execution_end): tool_execution_end.result.content[0].text: "
                              "recorded '3', now '3!'")
     assert '-          "text": "3",' in report.diff and '+          "text": "3!",' in report.diff
-    assert str(report).startswith(f"replay diverged at step {expected_step} (turn 1), effect 0 (emit tool_execution_end)")
+    assert str(report).startswith(
+        f"replay diverged at step {expected_step} (turn 1), effect 0 (emit tool_execution_end)")
 
 
 def test_a_divergence_names_a_key_that_is_not_a_name_and_takes_nan_for_nan(flavour: Flavour, tmp_path: Path) -> None:
@@ -246,7 +247,8 @@ def test_fork_then_resume_finishes_like_the_original(tmp_path: Path) -> None:
     t = read_transcript(path)
     forked = read_transcript(fork(t, 9, tmp_path / "fork.jsonl"))
     assert forked.steps == 9 and [e.text for e in forked] == [e.text for e in t.entries[:9]]
-    model = ScriptedModel(lambda ctx, i: "The sum is 3." if len(ctx.messages) > 1 else tool_call("add", {"a": 1, "b": 2}))
+    model = ScriptedModel(lambda ctx, i: "The sum is 3." if len(ctx.messages) > 1
+                          else tool_call("add", {"a": 1, "b": 2}))
     config = AgentLoopConfig(model=Model(id="m"), tool_execution="sequential")
     out = resume(tmp_path / "fork.jsonl", config, [make_tool()], stream_fn=model)
     assert [m.text if m.role == "assistant" else None for m in out.result()] == \

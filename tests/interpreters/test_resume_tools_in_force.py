@@ -154,7 +154,8 @@ def _slot(data: dict[str, Any], i: int) -> dict[str, Any]:
 DEFERRED_APPROVED = ("Cannot resume: the suspension shows tool call c4 waiting for an approval, but ask is a deferred "
                      "tool in the resuming code's tools: its result comes from outside the run, it never runs here"
                      + ADVICE)
-APPROVAL_GIVEN = ("Cannot resume: the suspension shows tool call c2 waiting for a result, but rm is not a deferred tool "
+APPROVAL_GIVEN = ("Cannot resume: the suspension shows tool call c2 waiting for a result, but rm is not a "
+                  "deferred tool "
                   "in the resuming code's tools: its calls run here" + ADVICE)
 
 

@@ -227,7 +227,8 @@ def test_an_abort_before_the_first_event_is_an_abort_not_a_timeout(flavour: Flav
 def test_a_recorded_timeout_replays_identically(flavour: Flavour, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     config = AgentLoopConfig(model=MODEL, stream_start_timeout_ms=100)
-    events, messages = flavour.record(path, "go", AgentContext(), config, Silent("async" if flavour.is_async else "sync"),
+    silent = Silent("async" if flavour.is_async else "sync")
+    events, messages = flavour.record(path, "go", AgentContext(), config, silent,
                                       clock=CLOCK)
     assert messages[-1] == error_reply(100)
     strict = replay(path)

@@ -184,7 +184,8 @@ def _counter_of_the_wrong_type() -> Suspension:
 @pytest.mark.parametrize("kind", ["Agent", "SyncAgent"])
 @pytest.mark.parametrize("bad, text", [
     (tampered, TAMPERED),
-    (_counter_of_the_wrong_type, "Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int" + ADVICE),
+    (_counter_of_the_wrong_type,
+     "Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int" + ADVICE),
 ], ids=["parts that disagree", "a counter of the wrong type"])
 def test_an_agent_refuses_to_restore_a_suspension_that_does_not_hold_together(kind: str, bad: Any, text: str) -> None:
     """The check ``resume()`` makes is made by ``restore()``: the agent is left as it was (its
@@ -364,7 +365,8 @@ def test_resume_many_says_how_the_transcript_is_not_at_the_suspension(ray_here: 
     job = RunJob("j", "Tidy up.", context())
     [first] = list(run_many([job], **_options(tmp_path)))
     data = to_json(first.suspension)
-    data["state"]["run"]["messages"][data["state"]["phase"]["batch"]["message"]]["content"][1]["arguments"]["path"] = "b"
+    message = data["state"]["run"]["messages"][data["state"]["phase"]["batch"]["message"]]
+    message["content"][1]["arguments"]["path"] = "b"
     [result] = list(resume_many([(job, from_json(data))], {"j": DECISIONS}, **_options(tmp_path)))
     path = tmp_path / "j.jsonl"
     assert result.error == (

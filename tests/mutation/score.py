@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         killed, tested, unexplained = killed + k, tested + t, unexplained + u
     if len(targets) > 1:
         score = 100.0 * killed / tested if tested else 0.0
-        print(f"total: {killed}/{tested} mutants killed ({score:.1f} %), {unexplained} survivor(s) not recorded as equivalent")
+        print(f"total: {killed}/{tested} mutants killed ({score:.1f} %), "
+              f"{unexplained} survivor(s) not recorded as equivalent")
     return 1 if unexplained else 0
 
 

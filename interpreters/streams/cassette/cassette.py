@@ -171,7 +171,8 @@ class Cassette:
                  live: StreamFn | None = None, secrets: Sequence[str] = ()) -> None:
         self.policy = MatchPolicy.of(match)
         if not callable(on_miss) and on_miss not in _ON_MISS:
-            raise ValueError(f"on_miss must be 'fail', 'live' or a stream function that answers misses, not {on_miss!r}")
+            raise ValueError("on_miss must be 'fail', 'live' or a stream function that answers misses, "
+                             f"not {on_miss!r}")
         if on_miss == "live" and live is None:
             raise ValueError("on_miss='live' needs live=: the stream function that answers from the first miss on "
                              "(for example an HTTP provider)")

@@ -125,7 +125,8 @@ class MatchPolicy:
         for pattern, cls in dict(self.fields).items():
             _pattern(pattern)
             if cls not in _CLASSES:
-                raise ValueError(f"field pattern {pattern!r}: the class must be one of {', '.join(map(repr, _CLASSES))}, "
+                raise ValueError(f"field pattern {pattern!r}: the class must be one of "
+                                 f"{', '.join(map(repr, _CLASSES))}, "
                                  f"not {cls!r}")
         default, rules = _PRESET_RULES[self.base]
         object.__setattr__(self, "_rules", tuple((_pattern(p), c) for p, c in dict(self.fields).items()) + rules)
@@ -175,13 +176,15 @@ _ANY_INDEX: Final = -1
 
 
 _KEYS_OF_STRUCTURE: Final = tuple((_pattern(p), "key") for p in (
-    "messages.*.role", "messages.*.content.*.name", "messages.*.content.*.arguments", "messages.*.content.*.arguments.**",
+    "messages.*.role", "messages.*.content.*.name", "messages.*.content.*.arguments",
+    "messages.*.content.*.arguments.**",
     "messages.*.content.*.id", "messages.*.tool_call_id", "messages.*.tool_name", "tools.*.name"))
 
 _PRESET_RULES: Final[dict[str, tuple[FieldClass, tuple[tuple[Path, FieldClass], ...]]]] = {
     "strict": ("key", ()),
     "forgiving": ("key", tuple((_pattern(p), "checked") for p in (
-        "system_prompt", "tools.*.description", "options", "options.**", "messages.*.details", "messages.*.details.**"))),
+        "system_prompt", "tools.*.description", "options", "options.**", "messages.*.details",
+        "messages.*.details.**"))),
     "structural": ("checked", _KEYS_OF_STRUCTURE),
 }
 PRESETS: Final = tuple(_PRESET_RULES)
@@ -219,7 +222,8 @@ _ANSWERED_BY: Final = frozenset({"api", "provider", "model"})
 """On an assistant message: which model gave it (the request's own model is a field)."""
 
 
-def _message_leaves(data: Any, secrets: Sequence[str], aliases: dict[str, str], log: list[str]) -> tuple[Any, list[Leaf]]:
+def _message_leaves(data: Any, secrets: Sequence[str], aliases: dict[str, str], log: list[str]
+                    ) -> tuple[Any, list[Leaf]]:
     """The role and the canonical leaves of one message (JSON), in one pass: its volatile fields
     left out (on the message and its content blocks; a tool's arguments and a result's details
     are data, kept whole), ``type`` called ``role``, tool-call ids aliased, strings scrubbed."""

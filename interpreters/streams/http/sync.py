@@ -152,7 +152,8 @@ class HttpStreamer(BaseStreamer):
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], int] | None = None,
     ) -> None:
-        super().__init__(client.timeout if client is not None else build_timeout(timeout, connect_timeout, read_timeout),
+        super().__init__(client.timeout if client is not None
+                         else build_timeout(timeout, connect_timeout, read_timeout),
                          retry, max_retries, random, environ, clock)
         self.client = client if client is not None else httpx.Client(
             transport=transport, timeout=self.timeout, follow_redirects=True, verify=ssl_context())

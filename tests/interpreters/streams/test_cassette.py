@@ -422,7 +422,8 @@ def _with_ids(message: Any, new: str) -> Any:
     from agentcore import replace
 
     if message.role == "assistant":
-        return replace(message, content=tuple(replace(c, id=new) if c.type == "toolCall" else c for c in message.content))
+        return replace(message, content=tuple(replace(c, id=new) if c.type == "toolCall" else c
+                                              for c in message.content))
     return replace(message, tool_call_id=new)
 
 

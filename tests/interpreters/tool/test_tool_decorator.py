@@ -547,7 +547,8 @@ def test_conversion_errors_name_the_path() -> None:
         execute(f, {})
     with pytest.raises(TypeError, match=r"^@tool f: unexpected argument\(s\): 'zz'$"):
         execute(f, {"shape": {"name": "s", "points": []}, "zz": 1})
-    with pytest.raises(TypeError, match=r"^argument shape\.color: expected Color \(one of 'red', 'green'\), got 'blue'$"):
+    with pytest.raises(TypeError,
+                       match=r"^argument shape\.color: expected Color \(one of 'red', 'green'\), got 'blue'$"):
         execute(f, {"shape": {"name": "s", "points": [], "color": "blue"}})
 
 
@@ -692,8 +693,10 @@ def test_raised_exceptions_propagate_to_the_interpreter() -> None:
         (lambda: tool(_takes_bytes), "@tool takes_bytes: parameter 'data' has an unsupported type annotation: bytes"),
         (lambda: tool(_takes_list_of_bytes), "@tool f: parameter 'items' has an unsupported type annotation: bytes"),
         (lambda: tool(_takes_callable), "@tool g: parameter 'cb' has an unsupported type annotation: "),
-        (lambda: tool(_takes_int_keys), "@tool h: parameter 'm' has an unsupported type annotation: dict[int, str] (JSON object keys are strings)"),
-        (lambda: tool(_takes_node), "@tool walk: parameter 'root' (field 'children' of Node) has an unsupported type annotation: Node (recursive types are not supported)"),
+        (lambda: tool(_takes_int_keys), "@tool h: parameter 'm' has an unsupported type annotation: "
+                                        "dict[int, str] (JSON object keys are strings)"),
+        (lambda: tool(_takes_node), "@tool walk: parameter 'root' (field 'children' of Node) has an unsupported "
+                                    "type annotation: Node (recursive types are not supported)"),
         (lambda: tool(_takes_varargs), "@tool v: parameter 'rest': *args and **kwargs are not supported"),
         (lambda: tool(_takes_bad_literal), "@tool lit: parameter 'x' has an unsupported type annotation: "),
     ],
@@ -750,7 +753,8 @@ def test_unresolvable_hint_and_bad_names() -> None:
     def fwd(x: DoesNotExist) -> None:  # type: ignore[name-defined]  # noqa: F821
         pass
 
-    with pytest.raises(TypeError, match=r"^@tool fwd: cannot resolve the type hints: name 'DoesNotExist' is not defined$"):
+    with pytest.raises(TypeError,
+                       match=r"^@tool fwd: cannot resolve the type hints: name 'DoesNotExist' is not defined$"):
         tool(fwd)
     with pytest.raises(ValueError, match="tool name '<lambda>' is not valid"):
         tool(lambda: None)

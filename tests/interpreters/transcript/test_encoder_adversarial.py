@@ -107,7 +107,8 @@ ODD_DETAILS: dict[str, Any] = {
     "bytes": {"b": b"\x00\xffhi"},
     "datetimes": {"aware": datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
                   "naive": datetime.datetime(2026, 1, 2),
-                  "offset": datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30))),
+                  "offset": datetime.datetime(
+                      2026, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30))),
                   "date": datetime.date(2020, 1, 1), "time": datetime.time(1, 2, 3)},
     "decimals": {"d": decimal.Decimal("1.10"), "nan": decimal.Decimal("NaN"), "inf": decimal.Decimal("Infinity")},
     "enums": {"e": Color.RED, "f": FloatEnum.HALF},
@@ -126,7 +127,8 @@ ODD_DETAILS: dict[str, Any] = {
 @pytest.mark.parametrize("name", list(ODD_DETAILS))
 def test_odd_details_are_recorded_read_back_and_replay_identically(flavour: Flavour, tmp_path: Path,
                                                                      name: str) -> None:
-    live, r = record_and_replay(flavour, tmp_path / "run.jsonl", AgentToolResult((TextContent("r"),), ODD_DETAILS[name]))
+    result = AgentToolResult((TextContent("r"),), ODD_DETAILS[name])
+    live, r = record_and_replay(flavour, tmp_path / "run.jsonl", result)
     assert len(r.messages) == len(live)
     # the replayed tool result holds the JSON form, which encodes to itself
     replayed = r.messages[2]
@@ -239,7 +241,8 @@ def test_recording_deeply_nested_details_does_not_crash_the_run(flavour: Flavour
     ctx, cfg = AgentContext("", [], [returning(result)]), AgentLoopConfig(model=MODEL)
     _, unrecorded = flavour.run("go", ctx, cfg, ScriptedModel([tool_call("probe", {}), "done"]))
     assert len(unrecorded) == 4  # fine without a journal
-    _, recorded = flavour.record(tmp_path / "run.jsonl", "go", ctx, cfg, ScriptedModel([tool_call("probe", {}), "done"]))
+    model = ScriptedModel([tool_call("probe", {}), "done"])
+    _, recorded = flavour.record(tmp_path / "run.jsonl", "go", ctx, cfg, model)
     assert len(recorded) == 4
 
 

@@ -108,7 +108,8 @@ def test_a_lone_delta_has_a_step_line(tmp_path: Path) -> None:
     (delta,) = [s for s in lines(path)[1:] if s.get("input", {}).get("event", {}).get("type") == "text_delta"]
     assert delta == {"step": 4, "input": {"type": "stream_event_received", "id": 1, "event": {
         "type": "text_delta", "content_index": 0, "delta": "short"}, "at": 7},
-        "effects": [{"type": "emit", "event": {"type": "message_update", "digest": run_digest("text_delta", 0, ["short"])}}]}
+        "effects": [{"type": "emit", "event": {"type": "message_update",
+                                               "digest": run_digest("text_delta", 0, ["short"])}}]}
 
 
 def test_a_run_of_deltas_keeps_each_time_and_ends_with_its_block(tmp_path: Path) -> None:
@@ -320,12 +321,14 @@ def test_damaged_middle_line_names_the_line(tmp_path: Path) -> None:
         read_transcript(path)
     text[3] = json.dumps({"step": 9, "input": {"type": "continued", "at": 0}, "effects": []})
     path.write_text("\n".join(text) + "\n")
-    with pytest.raises(TranscriptError, match="^" + re.escape(f"{path}: line 4: step 9 out of order (expected step 3)")):
+    with pytest.raises(TranscriptError,
+                       match="^" + re.escape(f"{path}: line 4: step 9 out of order (expected step 3)")):
         read_transcript(path)
     text[3] = json.dumps({"step": 3, "input": {"type": "no_such_input"}, "effects": []})
     path.write_text("\n".join(text) + "\n")
     with pytest.raises(TranscriptError,
-                       match="^" + re.escape(f"{path}: line 4: cannot decode the input: unknown type tag 'no_such_input'")):
+                       match="^" + re.escape(f"{path}: line 4: cannot decode the input: "
+                                             "unknown type tag 'no_such_input'")):
         read_transcript(path)
 
 
@@ -384,7 +387,8 @@ def test_flush_turn_holds_lines_until_the_turn_ends(tmp_path: Path) -> None:
 
         ctx = AgentContext("", [], [peek])
         cfg = AgentLoopConfig(model=Model(id="m"))
-        run_agent_loop("go", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel([tool_call("peek", {"x": 1}), "ok"]),
+        run_agent_loop("go", ctx, cfg, emit=lambda e: None,
+                       stream_fn=ScriptedModel([tool_call("peek", {"x": 1}), "ok"]),
                        journal=TranscriptRecorder(path, ctx, cfg, flush=mode, fsync=True))
         assert replay(path).finished
     assert sizes["turn"] == 1 and sizes["entry"] > 5
@@ -414,7 +418,8 @@ def test_sync_events_replay_exactly(tmp_path: Path) -> None:
     ctx = AgentContext("", [], [add_text])
     cfg = AgentLoopConfig(model=Model(id="m"))
     stream = agent_loop("1+2", ctx, cfg, stream_fn=ScriptedModel([
-        Reply(thinking="let me add", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}), ScriptedCall("add", {"a": 2, "b": 2})]),
+        Reply(thinking="let me add",
+              tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}), ScriptedCall("add", {"a": 2, "b": 2})]),
         "3 and 4"]), journal=TranscriptRecorder(path, ctx, cfg))
     events = list(stream)
     result = replay(path)
@@ -544,8 +549,8 @@ def test_every_line_is_the_codec_s_json_of_its_step(tmp_path: Path, monkeypatch:
                   "transform_context": lambda messages, signal: messages}
     elif scenario == "thinking":
         config = {"tool_execution": "sequential"}
-        replies = [Reply(text="hi \"there\"\n", thinking="hmm", tool_calls=[ScriptedCall("add", {"a": 1, "b": 2}),
-                                                                           ScriptedCall("add", {"a": 2, "b": 2})]), "ok"]
+        calls = [ScriptedCall("add", {"a": 1, "b": 2}), ScriptedCall("add", {"a": 2, "b": 2})]
+        replies = [Reply(text="hi \"there\"\n", thinking="hmm", tool_calls=calls), "ok"]
     path = _record_lines(tmp_path, monkeypatch, replies, **config)
     t = read_transcript(path)
     header = json.loads(path.read_text().splitlines()[0])
@@ -812,12 +817,14 @@ def test_a_caller_that_holds_on_to_record_loses_no_delta(tmp_path: Path) -> None
     run_agent_loop("hi", ctx, cfg, emit=lambda e: None, stream_fn=ScriptedModel(["aabbccddee"], chunk_size=2),
                    journal=Forwarding(), clock=clock)
     recorder.close()
-    deltas = [e.input.event.delta for e in read_transcript(path) if e.input_json.get("event", {}).get("type") == "text_delta"]
+    deltas = [e.input.event.delta for e in read_transcript(path)
+              if e.input_json.get("event", {}).get("type") == "text_delta"]
     assert deltas == ["aa", "bb", "cc", "dd", "ee"]
 
 
 @pytest.mark.parametrize("abort_in_arguments", [False, True])
-def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path: Path, abort_in_arguments: bool) -> None:
+def test_a_secret_in_streamed_tool_arguments_is_scrubbed_in_every_form(tmp_path: Path,
+                                                                      abort_in_arguments: bool) -> None:
     from interpreters import AbortSignal
 
     secret = 'pass"word123'  # streamed inside JSON inside a JSON string: escaped twice in a line
@@ -874,7 +881,8 @@ def test_a_recorder_in_another_process_on_the_same_path_fails_at_once_and_destro
         "from interpreters import ScriptedModel, agent_loop\n"
         "from interpreters.transcript import TranscriptRecorder\n"
         "ctx, cfg = AgentContext(), AgentLoopConfig(model=Model(id='m'))\n"
-        f"stream = agent_loop('hi', ctx, cfg, stream_fn=ScriptedModel(['one']), journal=TranscriptRecorder({str(path)!r}, ctx, cfg))\n"
+        "stream = agent_loop('hi', ctx, cfg, stream_fn=ScriptedModel(['one']), "
+        f"journal=TranscriptRecorder({str(path)!r}, ctx, cfg))\n"
         "next(stream); print('holding', flush=True); time.sleep(30)\n")],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -899,5 +907,5 @@ def test_a_spliced_file_is_refused(tmp_path: Path) -> None:
     path.write_text("\n".join(lines[:3] + [lines[0]] + lines[3:]) + "\n")
     with pytest.raises(TranscriptError) as info:
         read_transcript(path)
-    assert str(info.value) == (f"{path}: line 4: a second header: two recorders wrote this file (spliced); it cannot be "
-                               "replayed")
+    assert str(info.value) == (f"{path}: line 4: a second header: two recorders wrote this file (spliced); "
+                               "it cannot be replayed")

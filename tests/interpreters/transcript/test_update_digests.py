@@ -154,7 +154,8 @@ def test_a_core_that_builds_its_updates_differently_diverges(recorded: Path, mon
         return MessageUpdateEvent(partial, event)
 
     monkeypatch.setattr(agentcore.machine, "MessageUpdateEvent", shouting)
-    first, last = next((o["step"], o["last"]) for o in lines(recorded)[1:] if o.get("deltas", {}).get("type") == "text_delta")
+    first, last = next((o["step"], o["last"]) for o in lines(recorded)[1:]
+                       if o.get("deltas", {}).get("type") == "text_delta")
     headline = str(diverges(recorded)).splitlines()[0]
     assert f"message_update.digest of steps {first}-{last}" in headline
     assert headline.endswith("the replay streamed text_delta of block 1: 'LET ME ADD.'")

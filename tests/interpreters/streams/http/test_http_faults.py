@@ -138,7 +138,8 @@ ERRORS = [
     ("openai-completions", "openai_chat/dd-trace-py__completion_stream_wrong_api_key.yaml",
      "OpenAI-compatible API HTTP 401 Unauthorized: Incorrect API key provided: sk-wrong****-key. "
      "You can find your API key at https://platform.openai.com/account/api-keys. (type: "
-     "invalid_request_error, code: invalid_api_key, request_id: req_c45bfc7515dca54ef87c667f8210af23; check the API key)"),
+     "invalid_request_error, code: invalid_api_key, request_id: req_c45bfc7515dca54ef87c667f8210af23; "
+     "check the API key)"),
     ("openai-completions", "openai_chat/pydantic-ai__test_model_name_suggestion[openai-chat].yaml",
      "OpenAI-compatible API HTTP 404 Not Found: The model `gpt-5.2-proo` does not exist or you do "
      "not have access to it. (type: invalid_request_error, code: model_not_found; check the model "
