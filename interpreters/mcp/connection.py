@@ -100,7 +100,8 @@ class Connection:
             try:
                 client = cm.__enter__()
             except BaseException as exc:
-                raise MCPServerError(f"MCP server {self.label} could not be started: {describe(exc)}") from None
+                verb = "reached" if self.transport == "http" else "started"
+                raise MCPServerError(f"MCP server {self.label} could not be {verb}: {describe(exc)}") from None
             self._client_cm, self._client = cm, client
             self.connects += 1
             info = client.server_info

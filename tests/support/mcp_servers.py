@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["EVERYTHING_VERSION", "everything_command", "probe_command", "time_command"]
+__all__ = ["EVERYTHING_VERSION", "everything_command", "free_port", "probe_command", "start_everything_http",
+           "time_command"]
 
 EVERYTHING_VERSION = "2026.8.31"
 NPM_PREFIX = Path(os.environ.get("AGENTCORE_NPM_PREFIX", Path.home() / ".cache" / "agentcore-fx" / "npm"))
@@ -41,3 +42,25 @@ def time_command() -> list[str]:
 def probe_command(*args: str) -> list[str]:
     """The probe server (``tests/support/mcp_probe.py``) on stdio."""
     return [sys.executable, "-m", "tests.support.mcp_probe", *args]
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (loopback)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_everything_http(port: int) -> subprocess.Popen[str]:
+    """server-everything over Streamable HTTP at ``http://127.0.0.1:PORT/mcp``, once it listens."""
+    command = everything_command()[:1] + ["streamableHttp"]
+    proc = subprocess.Popen(command, env={**os.environ, "PORT": str(port)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "listening" in line.lower():
+            return proc
+    proc.wait(timeout=10)
+    raise RuntimeError(f"server-everything did not start over HTTP (exit status {proc.returncode})")

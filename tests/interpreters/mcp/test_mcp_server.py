@@ -17,7 +17,13 @@ from interpreters import ScriptedModel
 from interpreters.mcp import MCPServer, MCPServerError, tools_of
 from interpreters.streams.scripted import Reply, tool_call
 from tests.support.mcp_probe import PNG, PROBE
-from tests.support.mcp_servers import everything_command, probe_command, time_command
+from tests.support.mcp_servers import (
+    everything_command,
+    free_port,
+    probe_command,
+    start_everything_http,
+    time_command,
+)
 
 CONFIG = AgentLoopConfig(model=Model(id="m"))
 
@@ -128,6 +134,30 @@ def test_the_reference_everything_server_over_stdio(flavour: Any) -> None:
     assert (echo.text, echo.is_error) == ("Echo: hi", False)
     assert "42" in total.text
     assert "image" in [c.type for c in image.content]
+
+
+def test_the_reference_everything_server_over_streamable_http(flavour: Any) -> None:
+    port = free_port()
+    proc = start_everything_http(port)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with MCPServer.http(url, headers={"Authorization": "Bearer not-a-real-token"}) as server:
+            assert server.identity is not None and server.identity.transport == "http"
+            _, messages = run_with(flavour, server.tools(), ("echo", {"message": "over HTTP"}))
+        assert results(messages)[0][:2] == ("Echo: over HTTP", False)
+        with MCPServer.http(url, name="plain") as server:
+            assert server.tools()[0].execute("c", {"message": "x"}).content[0].text == "Echo: x"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_an_unreachable_http_server_is_an_error_naming_it() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(MCPServerError, match=rf"^MCP server {url} could not be reached: "):
+        MCPServer.http(url).open()
+    with pytest.raises(ValueError, match=r"^MCPServer.http needs an http:// or https:// URL, not 'ftp://x'$"):
+        MCPServer.http("ftp://x")
 
 
 # -- faults ----------------------------------------------------------------------------------------
