@@ -17,7 +17,7 @@ from agentcore import AgentTool, AgentToolResult, TextContent
 from .connection import Connection, ServerIdentity, require_sdk
 from .results import progress_result, tool_result
 
-__all__ = ["MCPServer", "tools_of"]
+__all__ = ["MCPCall", "MCPServer", "tools_of"]
 
 
 class MCPServer:
@@ -141,23 +141,12 @@ class MCPServer:
         return [self._tool(spec, prefix or "") for spec in self.tool_specs()]
 
     def _tool(self, spec: dict[str, Any], prefix: str) -> AgentTool:
-        remote = spec["name"]
-        connection = self._connection
-
-        def execute(tool_call_id: str, args: Any, signal: Any = None, on_update: Any = None) -> AgentToolResult:
-            arguments = _plain(args)
-
-            async def call(client: Any) -> Any:
-                async def progress(done: float, total: float | None, message: str | None) -> None:
-                    if on_update is not None:
-                        on_update(progress_result(done, total, message))
-
-                return await client.call_tool(remote, arguments, progress_callback=progress)
-
-            return tool_result(connection.request(call, signal))
-
-        return AgentTool(name=prefix + remote, label=prefix + remote, description=spec["description"],
-                         parameters=spec["parameters"] or {"type": "object"}, execute=execute)
+        identity = self.identity
+        origin = {"mcp_server": self.name, "tool": spec["name"],
+                  **({} if identity is None else identity.as_json())}
+        return AgentTool(name=prefix + spec["name"], label=prefix + spec["name"], description=spec["description"],
+                         parameters=spec["parameters"] or {"type": "object"},
+                         execute=MCPCall(self._connection, spec["name"], origin))
 
     # -- prompts and resources -----------------------------------------------------------------
 
@@ -199,6 +188,27 @@ class MCPServer:
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r}, {self._connection.transport})"
+
+
+class MCPCall:
+    """The ``execute`` of an MCP tool: one ``tools/call`` of tool ``remote`` on the connection,
+    cancelled by the run's signal, its progress given to ``on_update``. ``origin`` (JSON) says
+    which server it calls; a transcript recorder writes it in the header (``tool_origins``)."""
+
+    def __init__(self, connection: Connection, remote: str, origin: Mapping[str, Any]) -> None:
+        self.connection, self.remote, self.origin = connection, remote, dict(origin)
+
+    def __call__(self, tool_call_id: str, args: Any, signal: Any = None, on_update: Any = None) -> AgentToolResult:
+        arguments, remote = _plain(args), self.remote
+
+        async def call(client: Any) -> Any:
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                if on_update is not None:
+                    on_update(progress_result(done, total, message))
+
+            return await client.call_tool(remote, arguments, progress_callback=progress)
+
+        return tool_result(self.connection.request(call, signal))
 
 
 def tools_of(*servers: MCPServer, prefixes: Mapping[str, str] | None = None) -> list[AgentTool]:

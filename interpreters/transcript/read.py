@@ -210,7 +210,8 @@ _HEADER_RECORDS: Final[dict[str, Any]] = {"model": Model, "tools": tuple[ToolSpe
 of the header alone) and the types they decode to."""
 _HEADER_VALUES: Final[dict[str, Any]] = {"library_version": str, "created_at": int, "system_prompt": str,
                                          "hooks": typing.Sequence[str], "interpreter": str,
-                                         "options": typing.Mapping[str, Any]}
+                                         "options": typing.Mapping[str, Any],
+                                         "tool_origins": typing.Mapping[str, typing.Mapping[str, Any]]}
 
 
 def _check_header(header: dict[str, Any], path: Path | None) -> LoopState:

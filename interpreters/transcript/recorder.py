@@ -19,7 +19,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,7 +32,7 @@ from agentcore import (
     __version__,
     initial_state,
 )
-from agentcore.codec import encode_bytes, prepared
+from agentcore.codec import encode_bytes, prepared, to_json
 from agentcore.config import hooks_set
 from agentcore.effects import Emit, RunEnded, RunSuspended
 from agentcore.events import MessageUpdateEvent, TurnEndEvent
@@ -65,13 +65,27 @@ from .writer import TranscriptFile
 __all__ = [
     "TranscriptRecorder",
     "record_to",
+    "tool_origins",
 ]
 
 
+def tool_origins(tools: Sequence[Any]) -> dict[str, Any]:
+    """Where the run's tools come from, by name: the ``origin`` (JSON) of each tool whose
+    ``execute`` carries one (an MCP server's tools say which server, its version and protocol)."""
+    found: dict[str, Any] = {}
+    for tool in tools:
+        origin = getattr(getattr(tool, "execute", None), "origin", None)
+        if isinstance(origin, Mapping):
+            found[str(tool.name)] = to_json(origin)
+    return found
+
+
 def _header(state: LoopState, config: AgentLoopConfig | None, interpreter: str, created_at: int,
-            given: int) -> dict[str, Any]:
+            given: int, origins: Mapping[str, Any]) -> dict[str, Any]:
     hooks = sorted(hooks_set(config)) if config is not None else sorted(state.hooks)
-    counted = {CALLER_SECRETS: given} if given else {}
+    counted: dict[str, Any] = {CALLER_SECRETS: given} if given else {}
+    if origins:
+        counted = {"tool_origins": dict(origins), **counted}
     options = {} if config is None else {"options": sampling_options(config)}
     return {
         "transcript": FORMAT,
@@ -206,6 +220,7 @@ class TranscriptRecorder(Journal):
             if context is None or config is None:
                 raise TypeError("TranscriptRecorder needs the run's context and config (or state=)")
             state = initial_state(context, config)
+        self._origins = tool_origins(context.tools) if context is not None else {}
         self.path = Path(path)
         self.flush_mode: FlushMode = flush
         self.fsync = fsync
@@ -517,7 +532,7 @@ class TranscriptRecorder(Journal):
             raise
         writer.truncate(0)
         self._writer, self._file = writer, writer.file
-        header = _header(self._state, self._config, interpreter, now_ms(), len(self._given))
+        header = _header(self._state, self._config, interpreter, now_ms(), len(self._given), self._origins)
         self._write(encode_bytes(header).decode("utf-8") + "\n", now=True)
 
     def _write(self, line: str, *, now: bool) -> None:

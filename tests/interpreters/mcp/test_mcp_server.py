@@ -249,3 +249,29 @@ def test_without_the_sdk_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
         MCPServer.stdio("x")
     assert str(caught.value) == ("interpreters.mcp needs the MCP SDK (the package 'mcp', version 2): install it "
                                  "with pip install 'agentcore-fx[mcp]'")
+
+
+# -- recorded and replayed ---------------------------------------------------------------------------
+
+
+def test_a_recorded_mcp_run_names_its_server_and_replays_with_no_server(flavour: Any, tmp_path: Any) -> None:
+    from interpreters import Cassette
+    from interpreters.replay import replay
+    from interpreters.transcript import TranscriptRecorder, read_transcript
+
+    path = tmp_path / "mcp.jsonl"
+    with MCPServer.in_process(PROBE, name="probe") as server:
+        ctx = AgentContext("", [], server.tools())
+        model = ScriptedModel([Reply(tool_calls=[("add", {"a": 2, "b": 3}), ("blocks", {})]), "done"])
+        with TranscriptRecorder(path, ctx, CONFIG) as recorder:
+            _, recorded = flavour.collect(lambda: flavour.agent_loop("go", ctx, CONFIG, None, model, journal=recorder))
+    origins = read_transcript(path).header["tool_origins"]
+    assert origins["add"] == {"mcp_server": "probe", "tool": "add", "name": "probe", "version": "1.2.3",
+                              "protocol_version": "2026-07-28", "transport": "in_process"}
+    assert set(origins) == {t["name"] for t in read_transcript(path).header["tools"]}
+    assert replay(path).messages == recorded  # strict replay: no server
+    cassette = Cassette(path)  # LLM and tools answered offline
+    offline = AgentContext("", [], cassette.tools())
+    _, again = flavour.collect(lambda: flavour.agent_loop("go", offline, CONFIG, None, cassette))
+    assert [m.content for m in again[2:4]] == [m.content for m in recorded[2:4]]
+    assert cassette.report().labels == ["exact", "exact"]
