@@ -248,6 +248,41 @@ def _tools_from(specs: Sequence[str] | None) -> list[AgentTool]:
     return tools
 
 
+def _with_mcp_tools(tools: list[AgentTool], commands: Sequence[str] | None, urls: Sequence[str] | None
+                    ) -> list[AgentTool]:
+    """``tools`` and the tools of the MCP servers of ``--mcp`` and ``--mcp-url``, each server
+    started (or reached) now and closed when the command exits."""
+    if not commands and not urls:
+        return tools
+    import atexit
+    import shlex
+
+    from ..mcp import MCPServer, MCPServerError, tools_of
+
+    servers = []
+    for spec in commands or ():
+        words = shlex.split(spec)
+        if not words:
+            raise UsageError("--mcp needs a command, as one argument: --mcp \"COMMAND ARGS\"")
+        servers.append(MCPServer.stdio(words[0], words[1:], name=spec))
+    servers.extend(MCPServer.http(url) for url in urls or ())
+    for server in servers:
+        try:
+            server.open()
+        except MCPServerError as exc:
+            raise UsageError(str(exc)) from None
+        atexit.register(server.close)
+    try:
+        mcp_tools = tools_of(*servers)
+    except ValueError as exc:
+        raise UsageError(str(exc).split(": give one of them")[0] + ": tool names must be unique") from None
+    taken = {t.name for t in tools}
+    clash = [t.name for t in mcp_tools if t.name in taken]
+    if clash:
+        raise UsageError(f"an MCP server has a tool named {clash[0]!r}, as --tools does; tool names must be unique")
+    return [*tools, *mcp_tools]
+
+
 def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> Setup:
     """Model, stream function, tools and config from the run options."""
     from .demo import DEMO_SYSTEM_PROMPT, demo_model, demo_tools, is_demo_model
@@ -268,6 +303,7 @@ def setup_from_args(args: argparse.Namespace, *, model: Model | None = None) -> 
         stream_fn = None
         system = args.system or ""
         api_key = resolve_api_key(model, args.api_key_env)
+    tools = _with_mcp_tools(tools, getattr(args, "mcp", None), getattr(args, "mcp_url", None))
     approve_all = getattr(args, "approve_all", False)
     config = AgentLoopConfig(model=model, thinking_level=args.thinking, api_key=api_key,
                              max_tokens=getattr(args, "max_tokens", None),
@@ -313,6 +349,11 @@ def run_options(p: argparse.ArgumentParser, *, model_required: bool, json_flag: 
     p.add_argument("--tools", "-t", action="append", metavar="MODULE[:ATTR]",
                    help="tools from an importable module or a .py file: ATTR is a list of AgentTool "
                         "or @tool functions; without :ATTR every AgentTool in the module (repeatable)")
+    p.add_argument("--mcp", action="append", metavar='"COMMAND ARGS"',
+                   help="the tools of an MCP server started with this command, speaking MCP on stdio "
+                        "(one argument, quoted; repeatable)")
+    p.add_argument("--mcp-url", action="append", metavar="URL",
+                   help="the tools of an MCP server reached over Streamable HTTP at URL (repeatable)")
     p.add_argument("--thinking", choices=THINKING_LEVELS, default="off", help="thinking level (default off)")
     p.add_argument("--base-url", metavar="URL",
                    help="send the requests to this OpenAI-compatible server (…/v1)")

@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -92,14 +92,13 @@ class Connection:
             if self._client is not None:
                 return
             if self._portal is None:
-                from anyio.from_thread import start_blocking_portal
-
-                self._portal_cm = start_blocking_portal()
+                self._portal_cm = _daemon_portal()
                 self._portal = self._portal_cm.__enter__()
             cm = self._portal.wrap_async_context_manager(self.open_client())
             try:
                 client = cm.__enter__()
             except BaseException as exc:
+                self.close()
                 verb = "reached" if self.transport == "http" else "started"
                 raise MCPServerError(f"MCP server {self.label} could not be {verb}: {describe(exc)}") from None
             self._client_cm, self._client = cm, client
@@ -193,6 +192,37 @@ class Connection:
             return MCPServerError(f"MCP server {self.label} refused the request: {describe(exc)}")
         self.drop()
         return MCPServerError(f"MCP server {self.label} failed: {describe(exc)}; it is restarted for the next call")
+
+
+@contextmanager
+def _daemon_portal() -> Iterator[Any]:
+    """An anyio blocking portal whose event loop runs in a daemon thread: a connection left open
+    never keeps the process from exiting (a stdio server then sees its input close, and exits)."""
+    import anyio
+    from anyio.from_thread import BlockingPortal
+
+    ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    async def main() -> None:
+        async with BlockingPortal() as portal:
+            ready.set_result(portal)
+            await portal.sleep_until_stopped()
+
+    def run() -> None:
+        try:
+            anyio.run(main)
+        except BaseException as exc:  # the loop could not start: say so to the caller
+            if not ready.done():
+                ready.set_exception(exc)
+
+    thread = threading.Thread(target=run, name="mcp-connection", daemon=True)
+    thread.start()
+    portal = ready.result()
+    try:
+        yield portal
+    finally:
+        portal.call(portal.stop)
+        thread.join(timeout=10)
 
 
 def broken_connection(exc: BaseException) -> bool:
