@@ -9,11 +9,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agentcore import AgentTool, AgentToolResult, TextContent
+from agentcore import AgentTool, AgentToolResult, Model, TextContent, replace
 
+from .asks import Asks
 from .connection import Connection, ServerIdentity, require_sdk
 from .results import progress_result, tool_result
 
@@ -31,9 +32,10 @@ class MCPServer:
     connects again (a stdio server is started again).
     """
 
-    def __init__(self, connection: Connection, name: str) -> None:
+    def __init__(self, connection: Connection, name: str, asks: Asks) -> None:
         self.name = name
         self._connection = connection
+        self._asks = asks
         self._tools: list[Any] | None = None
 
     # -- making one ----------------------------------------------------------------------------
@@ -41,43 +43,55 @@ class MCPServer:
     @classmethod
     def stdio(cls, command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None,
               cwd: str | os.PathLike[str] | None = None, *, name: str | None = None,
-              timeout: float | None = 30.0) -> MCPServer:
-        """A server run as a subprocess speaking MCP on its stdin and stdout."""
+              timeout: float | None = 30.0, sampling: Callable[..., Any] | None = None,
+              sampling_model: Model | None = None, elicitation: Callable[..., Any] | None = None) -> MCPServer:
+        """A server run as a subprocess speaking MCP on its stdin and stdout. ``sampling`` (a
+        stream function, with ``sampling_model``) answers the server's sampling requests;
+        ``elicitation`` (``(message, schema) -> dict | None``) its elicitations."""
         mcp = require_sdk()
         if not isinstance(command, str) or not command:
             raise ValueError(f"MCPServer.stdio needs a command (a non-empty string), not {command!r}")
         params = mcp.StdioServerParameters(command=command, args=list(args), env=dict(env) if env else None,
                                            cwd=os.fspath(cwd) if cwd is not None else None)
         label = name or " ".join([command, *args])
-        return cls(Connection(lambda: mcp.Client(params), label, "stdio", timeout), label)
+        asks = Asks(label, sampling, sampling_model, elicitation)
+        return cls(Connection(lambda: mcp.Client(params, **asks.client_options()), label, "stdio", timeout), label,
+                   asks)
 
     @classmethod
     def http(cls, url: str, headers: Mapping[str, str] | None = None, *, name: str | None = None,
-             timeout: float | None = 30.0) -> MCPServer:
-        """A server reached over Streamable HTTP at ``url`` (``http://host:port/mcp``)."""
+             timeout: float | None = 30.0, sampling: Callable[..., Any] | None = None,
+             sampling_model: Model | None = None, elicitation: Callable[..., Any] | None = None) -> MCPServer:
+        """A server reached over Streamable HTTP at ``url`` (``http://host:port/mcp``); ``headers``
+        go with every request. The other options are :meth:`stdio`'s."""
         mcp = require_sdk()
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"MCPServer.http needs an http:// or https:// URL, not {url!r}")
+        asks = Asks(name or url, sampling, sampling_model, elicitation)
 
         def open_client() -> Any:
             if not headers:
-                return mcp.Client(url)
+                return mcp.Client(url, **asks.client_options())
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
             http = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(30, read=300),
                                       follow_redirects=True)
-            return mcp.Client(streamable_http_client(url, http_client=http))
+            return mcp.Client(streamable_http_client(url, http_client=http), **asks.client_options())
 
-        return cls(Connection(open_client, name or url, "http", timeout), name or url)
+        return cls(Connection(open_client, name or url, "http", timeout), name or url, asks)
 
     @classmethod
-    def in_process(cls, server: Any, *, name: str | None = None, timeout: float | None = 30.0) -> MCPServer:
+    def in_process(cls, server: Any, *, name: str | None = None, timeout: float | None = 30.0,
+                   sampling: Callable[..., Any] | None = None, sampling_model: Model | None = None,
+                   elicitation: Callable[..., Any] | None = None) -> MCPServer:
         """A server object of the ``mcp`` SDK (``mcp.server.mcpserver.MCPServer`` or a low-level
-        ``Server``) in this process: no subprocess, for tests."""
+        ``Server``) in this process: no subprocess, for tests. The options are :meth:`stdio`'s."""
         mcp = require_sdk()
         label = name or str(getattr(server, "name", None) or type(server).__name__)
-        return cls(Connection(lambda: mcp.Client(server), label, "in_process", timeout), label)
+        asks = Asks(label, sampling, sampling_model, elicitation)
+        return cls(Connection(lambda: mcp.Client(server, **asks.client_options()), label, "in_process", timeout),
+                   label, asks)
 
     # -- the context manager -------------------------------------------------------------------
 
@@ -146,7 +160,7 @@ class MCPServer:
                   **({} if identity is None else identity.as_json())}
         return AgentTool(name=prefix + spec["name"], label=prefix + spec["name"], description=spec["description"],
                          parameters=spec["parameters"] or {"type": "object"},
-                         execute=MCPCall(self._connection, spec["name"], origin))
+                         execute=MCPCall(self._connection, spec["name"], origin, self._asks))
 
     # -- prompts and resources -----------------------------------------------------------------
 
@@ -195,11 +209,12 @@ class MCPCall:
     cancelled by the run's signal, its progress given to ``on_update``. ``origin`` (JSON) says
     which server it calls; a transcript recorder writes it in the header (``tool_origins``)."""
 
-    def __init__(self, connection: Connection, remote: str, origin: Mapping[str, Any]) -> None:
-        self.connection, self.remote, self.origin = connection, remote, dict(origin)
+    def __init__(self, connection: Connection, remote: str, origin: Mapping[str, Any], asks: Asks) -> None:
+        self.connection, self.remote, self.origin, self.asks = connection, remote, dict(origin), asks
 
     def __call__(self, tool_call_id: str, args: Any, signal: Any = None, on_update: Any = None) -> AgentToolResult:
         arguments, remote = _plain(args), self.remote
+        sampled = len(self.asks.sampled)
 
         async def call(client: Any) -> Any:
             async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -208,7 +223,11 @@ class MCPCall:
 
             return await client.call_tool(remote, arguments, progress_callback=progress)
 
-        return tool_result(self.connection.request(call, signal))
+        result = tool_result(self.connection.request(call, signal))
+        exchanges = self.asks.sampled[sampled:]
+        if exchanges:  # what the server asked the client's model during the call, for the transcript
+            result = replace(result, details={**(result.details or {}), "sampling": exchanges})
+        return result
 
 
 def tools_of(*servers: MCPServer, prefixes: Mapping[str, str] | None = None) -> list[AgentTool]:

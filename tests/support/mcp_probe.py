@@ -21,6 +21,7 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
 )
+from pydantic import BaseModel
 
 PROBE = MCPServer("probe", version="1.2.3")
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-not-really").decode()
@@ -84,6 +85,28 @@ def garbage() -> str:
 def pid() -> int:
     """The server's process id."""
     return os.getpid()
+
+
+@PROBE.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Ask the client's model for a one-line summary (sampling)."""
+    from mcp.types import SamplingMessage
+
+    reply = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize: {text}"))],
+        max_tokens=50, system_prompt="One line.")
+    return f"summary: {reply.content.text} (by {reply.model})"
+
+
+class Colour(BaseModel):
+    colour: str
+
+
+@PROBE.tool()
+async def pick_colour(ctx: Context) -> str:
+    """Ask the user for a colour (elicitation)."""
+    answer = await ctx.elicit("Which colour?", schema=Colour)
+    return f"{answer.action}: {answer.data.colour}" if answer.action == "accept" else answer.action
 
 
 @PROBE.prompt()

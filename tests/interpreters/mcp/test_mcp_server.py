@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentcore import AgentContext, AgentLoopConfig, Model
+from agentcore.frozen import thaw
 from interpreters import ScriptedModel
 from interpreters.mcp import MCPServer, MCPServerError, tools_of
 from interpreters.streams.scripted import Reply, tool_call
@@ -267,7 +268,7 @@ def test_a_recorded_mcp_run_names_its_server_and_replays_with_no_server(flavour:
             _, recorded = flavour.collect(lambda: flavour.agent_loop("go", ctx, CONFIG, None, model, journal=recorder))
     origins = read_transcript(path).header["tool_origins"]
     assert origins["add"] == {"mcp_server": "probe", "tool": "add", "name": "probe", "version": "1.2.3",
-                              "protocol_version": "2026-07-28", "transport": "in_process"}
+                              "protocol_version": "2025-11-25", "transport": "in_process"}
     assert set(origins) == {t["name"] for t in read_transcript(path).header["tools"]}
     assert replay(path).messages == recorded  # strict replay: no server
     cassette = Cassette(path)  # LLM and tools answered offline
@@ -275,3 +276,44 @@ def test_a_recorded_mcp_run_names_its_server_and_replays_with_no_server(flavour:
     _, again = flavour.collect(lambda: flavour.agent_loop("go", offline, CONFIG, None, cassette))
     assert [m.content for m in again[2:4]] == [m.content for m in recorded[2:4]]
     assert cassette.report().labels == ["exact", "exact"]
+
+
+# -- what a server asks ---------------------------------------------------------------------------------
+
+
+def test_sampling_is_answered_by_the_stream_function_given_and_kept_in_the_result(flavour: Any) -> None:
+    answerer = ScriptedModel(["A short text."])
+    with MCPServer.in_process(PROBE, sampling=answerer, sampling_model=Model(id="small")) as server:
+        _, messages = run_with(flavour, server.tools(), ("summarize", {"text": "a long text"}))
+    result = messages[2]
+    assert (result.text, result.is_error) == ("summary: A short text. (by small)", False)
+    assert thaw(result.details["sampling"]) == [{"system_prompt": "One line.", "messages": ["Summarize: a long text"],
+                                           "reply": "A short text.", "model": "small"}]
+    request = answerer.requests[0]
+    assert (request.context.system_prompt, request.options.max_tokens) == ("One line.", 50)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_elicitation_is_answered_by_the_function_given(flavour: Any, kind: str) -> None:
+    asked: list[Any] = []
+
+    def answer(message: str, schema: Any) -> Any:
+        asked.append((message, sorted(schema["properties"])))
+        return {"colour": "teal"}
+
+    async def aanswer(message: str, schema: Any) -> Any:
+        return answer(message, schema)
+
+    with MCPServer.in_process(PROBE, elicitation=answer if kind == "sync" else aanswer) as server:
+        _, messages = run_with(flavour, server.tools(), ("pick_colour", {}))
+    assert messages[2].text == "accept: teal"
+    assert asked == [("Which colour?", ["colour"])]
+
+
+def test_an_elicitation_is_declined_when_no_function_answers_it_or_it_returns_none(flavour: Any) -> None:
+    with MCPServer.in_process(PROBE, elicitation=lambda message, schema: None) as server:
+        _, declined = run_with(flavour, server.tools(), ("pick_colour", {}))
+    assert declined[2].text == "decline"
+    with MCPServer.in_process(PROBE) as server:
+        _, unanswered = run_with(flavour, server.tools(), ("pick_colour", {}))
+    assert (unanswered[2].text, unanswered[2].is_error) == ("decline", False)
