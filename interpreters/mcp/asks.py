@@ -1,5 +1,6 @@
-"""What a server asks of the client during a call: a model's answer (``sampling``) and the user's
-(``elicitation``).
+"""What a server asks of the client, and tells it: a model's answer (``sampling``), the user's
+(``elicitation``), and that its tool list changed (``notifications/tools/list_changed``: see
+:attr:`Asks.tools_changed`).
 
 - ``sampling=`` a stream function (the same kind a run takes: the HTTP providers, a cassette, a
   ``ScriptedModel``) answers ``sampling/createMessage``: the server's messages and system prompt
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -48,16 +50,24 @@ class Asks:
         self.model = model if model is not None else Model(id="mcp-sampling")
         self.sampled: list[dict[str, Any]] = []
         """Every sampling exchange so far: the request's messages and system prompt, the reply."""
+        self.tools_changed = threading.Event()
+        """Set when the server says its tool list changed; cleared when the list is read again."""
 
     def client_options(self) -> dict[str, Any]:
         """The SDK ``Client`` options that install these answers. The session speaks the
         handshake-era protocol (``2025-11-25``), which every server speaks and in which a server
         may ask the client during a call and announce that its tool list changed (the stateless
         ``2026-07-28`` revision has no such back channel)."""
-        options: dict[str, Any] = {"elicitation_callback": self.elicit, "mode": "legacy"}
+        options: dict[str, Any] = {"elicitation_callback": self.elicit, "mode": "legacy",
+                                   "message_handler": self.notified}
         if self.sampling is not None:
             options["sampling_callback"] = self.sample
         return options
+
+    async def notified(self, message: Any) -> None:
+        """A notification (or a transport error) from the server: a changed tool list is noted."""
+        if type(message).__name__ == "ToolListChangedNotification":
+            self.tools_changed.set()
 
     async def sample(self, context: Any, params: Any) -> Any:
         import anyio

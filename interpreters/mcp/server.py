@@ -18,7 +18,7 @@ from .asks import Asks
 from .connection import Connection, ServerIdentity, require_sdk
 from .results import progress_result, tool_result
 
-__all__ = ["MCPCall", "MCPServer", "tools_of"]
+__all__ = ["MCPCall", "MCPServer", "refreshing", "tools_of"]
 
 
 class MCPServer:
@@ -142,6 +142,19 @@ class MCPServer:
 
         return self._connection.request(listing)
 
+    @property
+    def tools_changed(self) -> bool:
+        """Whether the server said its tool list changed since it was read (:meth:`refresh`)."""
+        return self._asks.tools_changed.is_set()
+
+    def refresh(self) -> bool:
+        """Read the tool list again if the server said it changed; whether it did."""
+        if not self._asks.tools_changed.is_set():
+            return False
+        self._asks.tools_changed.clear()
+        self._tools = self._list_tools()
+        return True
+
     def tool_specs(self) -> list[dict[str, Any]]:
         """The server's tools as it listed them (name, description, input schema)."""
         if self._tools is None:
@@ -228,6 +241,28 @@ class MCPCall:
         if exchanges:  # what the server asked the client's model during the call, for the transcript
             result = replace(result, details={**(result.details or {}), "sampling": exchanges})
         return result
+
+
+def refreshing(*servers: MCPServer, prefixes: Mapping[str, str] | None = None,
+               then: Callable[[Any], Any] | None = None) -> Callable[[Any], Any]:
+    """A ``prepare_next_turn`` hook that gives the next turn the servers' tools as they are now,
+    when one of them said its tool list changed (``notifications/tools/list_changed``): their
+    tools in the run's context are replaced, the others kept. ``then`` is your own
+    ``prepare_next_turn``, called first."""
+    from agentcore import NextTurn
+
+    def prepare_next_turn(turn: Any) -> Any:
+        nxt = then(turn) if then is not None else None
+        if not any([server.refresh() for server in servers]):
+            return nxt
+        context = nxt.context if nxt is not None and nxt.context is not None else turn.context
+        ours = {id(server._connection) for server in servers}
+        kept = [t for t in context.tools
+                if not (isinstance(t.execute, MCPCall) and id(t.execute.connection) in ours)]
+        fresh = replace(context, tools=[*kept, *tools_of(*servers, prefixes=prefixes)])
+        return replace(nxt, context=fresh) if nxt is not None else NextTurn(context=fresh)
+
+    return prepare_next_turn
 
 
 def tools_of(*servers: MCPServer, prefixes: Mapping[str, str] | None = None) -> list[AgentTool]:

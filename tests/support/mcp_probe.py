@@ -10,6 +10,7 @@ import base64
 import os
 import sys
 import time
+import warnings
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -24,6 +25,7 @@ from mcp.types import (
 from pydantic import BaseModel
 
 PROBE = MCPServer("probe", version="1.2.3")
+UNLOCKED: list[bool] = []
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-not-really").decode()
 
 
@@ -92,6 +94,7 @@ async def summarize(text: str, ctx: Context) -> str:
     """Ask the client's model for a one-line summary (sampling)."""
     from mcp.types import SamplingMessage
 
+    warnings.simplefilter("ignore")  # the SDK deprecates sampling for the stateless protocol
     reply = await ctx.session.create_message(
         messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize: {text}"))],
         max_tokens=50, system_prompt="One line.")
@@ -107,6 +110,21 @@ async def pick_colour(ctx: Context) -> str:
     """Ask the user for a colour (elicitation)."""
     answer = await ctx.elicit("Which colour?", schema=Colour)
     return f"{answer.action}: {answer.data.colour}" if answer.action == "accept" else answer.action
+
+
+@PROBE.tool()
+async def unlock(ctx: Context) -> str:
+    """Add the tool 'secret' and tell the client its tool list changed."""
+    if not UNLOCKED:
+        UNLOCKED.append(True)
+        PROBE.add_tool(secret)
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
+
+
+def secret() -> str:
+    """The secret, once unlocked."""
+    return "42"
 
 
 @PROBE.prompt()

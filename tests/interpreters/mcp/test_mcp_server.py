@@ -317,3 +317,24 @@ def test_an_elicitation_is_declined_when_no_function_answers_it_or_it_returns_no
     with MCPServer.in_process(PROBE) as server:
         _, unanswered = run_with(flavour, server.tools(), ("pick_colour", {}))
     assert (unanswered[2].text, unanswered[2].is_error) == ("decline", False)
+
+
+# -- a changed tool list -------------------------------------------------------------------------------
+
+
+def test_a_changed_tool_list_reaches_the_next_turn(flavour: Any) -> None:
+    from interpreters.mcp import refreshing
+    from interpreters.streams.scripted import tool_call as call
+
+    command, *args = probe_command()
+    with MCPServer.stdio(command, args, name="probe") as server:
+        assert "secret" not in {t.name for t in server.tools()}
+        config = AgentLoopConfig(model=Model(id="m"), prepare_next_turn=refreshing(server))
+        model = ScriptedModel([call("unlock", {}), call("secret", {}), "The secret is 42."])
+        ctx = AgentContext("", [], server.tools())
+        _, messages = flavour.collect(lambda: flavour.agent_loop("go", ctx, config, None, model))
+        assert not server.tools_changed
+    assert [(m.role, m.text) for m in messages if m.role == "toolResult"] == [("toolResult", "unlocked"),
+                                                                              ("toolResult", "42")]
+    assert "secret" in {t.name for t in model.requests[2].context.tools}
+    assert "secret" not in {t.name for t in model.requests[0].context.tools}
