@@ -229,19 +229,38 @@ def test_an_abort_cancels_the_call_in_flight(flavour: Any) -> None:
     assert results(again)[0][:2] == ("3", False)  # the session is still usable
 
 
-def test_subprocesses_are_reaped_and_descriptors_not_leaked() -> None:
+def test_after_100_runs_and_10_crashes_no_zombie_and_no_leaked_descriptor() -> None:
+    from interpreters import run_agent_loop
+
     command, *args = probe_command()
     fds = lambda: len(os.listdir("/proc/self/fd"))  # noqa: E731
     before = fds()
-    for _ in range(10):
-        with MCPServer.stdio(command, args, name="probe") as server:
-            tools = {t.name: t for t in server.tools()}
-            tools["crash"].execute("c", {}) if False else None
-            assert tools["add"].execute("c1", {"a": 1, "b": 1}).content[0].text == "2"
+    pids = set()
+    with MCPServer.stdio(command, args, name="probe") as server:
+        tools = server.tools()
+        for n in range(100):
+            calls = [("crash", {})] if n % 10 == 9 else [("pid", {})]
+            messages = run_agent_loop("go", AgentContext("", [], tools), CONFIG, emit=lambda e: None,
+                                      stream_fn=ScriptedModel([Reply(tool_calls=calls), "done"]))
+            if n % 10 != 9:
+                pids.add(messages[2].text)
+    assert len(pids) == 10 and all(pid.isdigit() for pid in pids)  # restarted after each crash
     assert fds() <= before + 2
-    children = [line for line in os.popen(f"ps -o pid=,stat= --ppid {os.getpid()}").read().splitlines()
-                if "Z" in line.split()[-1]]
-    assert children == []
+    zombies = [line for line in os.popen(f"ps -o pid=,stat= --ppid {os.getpid()}").read().splitlines()
+               if line.split()[-1].startswith("Z")]
+    assert zombies == []
+
+
+def test_the_run_s_tool_time_limit_cancels_the_call(flavour: Any) -> None:
+    config = AgentLoopConfig(model=Model(id="m"), tool_timeout_ms=300)
+    with MCPServer.in_process(PROBE) as server:
+        started = time.monotonic()
+        _, messages = run_with(flavour, server.tools(), ("sleep", {"seconds": 30}), config=config)
+        took = time.monotonic() - started
+        _, again = run_with(flavour, server.tools(), ("add", {"a": 1, "b": 2}))
+    assert took < 5
+    assert messages[2].is_error and messages[-1].text == "done"
+    assert results(again)[0][:2] == ("3", False)
 
 
 def test_without_the_sdk_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
