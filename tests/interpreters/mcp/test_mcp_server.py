@@ -357,3 +357,43 @@ def test_a_changed_tool_list_reaches_the_next_turn(flavour: Any) -> None:
                                                                               ("toolResult", "42")]
     assert "secret" in {t.name for t in model.requests[2].context.tools}
     assert "secret" not in {t.name for t in model.requests[0].context.tools}
+
+
+def test_a_changed_server_tool_list_is_named_when_a_cassette_replays(flavour: Any, tmp_path: Any) -> None:
+    from mcp.server.mcpserver import MCPServer as SDKServer
+
+    from interpreters import Cassette, CassetteMiss
+    from interpreters.transcript import TranscriptRecorder
+
+    def server_with(description: str, extra: bool = False) -> Any:
+        sdk = SDKServer("calc", version="1")
+
+        @sdk.tool(description=description)
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        if extra:
+            @sdk.tool()
+            def sub(a: int, b: int) -> int:
+                """Subtract."""
+                return a - b
+        return sdk
+
+    path = tmp_path / "calc.jsonl"
+    model = ScriptedModel([tool_call("add", {"a": 1, "b": 2}), "3"])
+    with MCPServer.in_process(server_with("Add two integers.")) as server:
+        ctx = AgentContext("", [], server.tools())
+        with TranscriptRecorder(path, ctx, CONFIG) as recorder:
+            flavour.collect(lambda: flavour.agent_loop("1 + 2?", ctx, CONFIG, None, model, journal=recorder))
+    with MCPServer.in_process(server_with("Add two whole numbers.")) as changed:
+        cassette = Cassette(path)
+        _, messages = flavour.collect(lambda: flavour.agent_loop("1 + 2?", AgentContext("", [], changed.tools()),
+                                                                 CONFIG, None, cassette))
+    assert messages[-1].text == "3"
+    assert [str(d) for d in cassette.report().answers[0].differences] == [
+        'tools.add.description: recorded "Add two integers.", now "Add two whole numbers."']
+    with MCPServer.in_process(server_with("Add two integers.", extra=True)) as grown:
+        with pytest.raises(CassetteMiss) as caught:
+            flavour.collect(lambda: flavour.agent_loop("1 + 2?", AgentContext("", [], grown.tools()), CONFIG,
+                                                       None, Cassette(path)))
+    assert caught.value.difference is not None and caught.value.difference.path.startswith("tools.sub.")
