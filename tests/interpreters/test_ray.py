@@ -154,6 +154,31 @@ def test_runs_on_ray_replay_through_cassettes_with_no_model(
         assert list(by_id[job.id].messages) == local_messages(job), job.id
 
 
+_MCP_SERVERS: dict[str, Any] = {}
+
+
+def mcp_tools_factory(job: Any) -> list[Any]:
+    """The probe MCP server's tools, the server opened once per worker process."""
+    from interpreters.mcp import MCPServer
+    from tests.support.mcp_probe import PROBE
+
+    if "probe" not in _MCP_SERVERS:
+        _MCP_SERVERS["probe"] = MCPServer.in_process(PROBE).__enter__()
+    return _MCP_SERVERS["probe"].tools()
+
+
+def mcp_stream_fn_factory(job: Any) -> ScriptedModel:
+    return ScriptedModel([Reply(tool_calls=[ScriptedCall("add", {"a": job.data, "b": 1})]), "done"])
+
+
+def test_mcp_tools_work_on_ray_workers(tmp_path: Path) -> None:
+    jobs = [RunJob(f"mcp-{n}", "Add.", AgentContext("You add."), data=n) for n in range(6)]
+    results = list(run_many(jobs, config_factory=config_factory, stream_fn_factory=mcp_stream_fn_factory,
+                            tools_factory=mcp_tools_factory, clock=clock, transcripts_dir=tmp_path, progress=False))
+    assert [r.error for r in results if not r.ok] == []
+    assert sorted((r.job_id, r.messages[2].text) for r in results) == [(f"mcp-{n}", str(n + 1)) for n in range(6)]
+
+
 def test_a_failing_factory_is_an_error_result(tmp_path: Path) -> None:
     results = list(run_many([("hi", AgentContext())], config_factory=broken_config, transcripts_dir=tmp_path,
                             progress=False))
