@@ -32,6 +32,10 @@ from agentcore import (
 
 __all__ = ["Asks"]
 
+PROTOCOLS = ("legacy", "auto")
+"""``legacy``: the handshake-era protocol (every server; sampling, elicitation and list changes
+work); ``auto``: the newest revision the server speaks."""
+
 _STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "toolUse": "toolUse"}
 
 
@@ -39,7 +43,10 @@ class Asks:
     """The client's answers to what one server asks."""
 
     def __init__(self, label: str, sampling: Callable[..., Any] | None, model: Model | None,
-                 elicitation: Callable[..., Any] | None) -> None:
+                 elicitation: Callable[..., Any] | None, protocol: str = "legacy") -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}, not {protocol!r}")
+        self.protocol = protocol
         if sampling is not None and not callable(sampling):
             raise TypeError(f"sampling must be a stream function, not {type(sampling).__name__}")
         if elicitation is not None and not callable(elicitation):
@@ -54,11 +61,12 @@ class Asks:
         """Set when the server says its tool list changed; cleared when the list is read again."""
 
     def client_options(self) -> dict[str, Any]:
-        """The SDK ``Client`` options that install these answers. The session speaks the
-        handshake-era protocol (``2025-11-25``), which every server speaks and in which a server
-        may ask the client during a call and announce that its tool list changed (the stateless
-        ``2026-07-28`` revision has no such back channel)."""
-        options: dict[str, Any] = {"elicitation_callback": self.elicit, "mode": "legacy",
+        """The SDK ``Client`` options that install these answers, and the protocol: by default
+        the handshake-era one (``legacy``: ``2025-11-25``), which every server speaks and in which
+        a server may ask the client during a call and announce that its tool list changed;
+        ``auto`` takes the newest the server speaks (the stateless ``2026-07-28`` revision has no
+        such back channel: a server there cannot ask, and is declined by the SDK)."""
+        options: dict[str, Any] = {"elicitation_callback": self.elicit, "mode": self.protocol,
                                    "message_handler": self.notified}
         if self.sampling is not None:
             options["sampling_callback"] = self.sample

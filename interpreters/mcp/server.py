@@ -44,30 +44,34 @@ class MCPServer:
     def stdio(cls, command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None,
               cwd: str | os.PathLike[str] | None = None, *, name: str | None = None,
               timeout: float | None = 30.0, sampling: Callable[..., Any] | None = None,
-              sampling_model: Model | None = None, elicitation: Callable[..., Any] | None = None) -> MCPServer:
+              sampling_model: Model | None = None, elicitation: Callable[..., Any] | None = None,
+              protocol: str = "legacy") -> MCPServer:
         """A server run as a subprocess speaking MCP on its stdin and stdout. ``sampling`` (a
         stream function, with ``sampling_model``) answers the server's sampling requests;
-        ``elicitation`` (``(message, schema) -> dict | None``) its elicitations."""
+        ``elicitation`` (``(message, schema) -> dict | None``) its elicitations; ``protocol``
+        is ``legacy`` (the handshake era, every server: the default) or ``auto`` (the newest the
+        server speaks; see :data:`~interpreters.mcp.asks.PROTOCOLS`)."""
         mcp = require_sdk()
         if not isinstance(command, str) or not command:
             raise ValueError(f"MCPServer.stdio needs a command (a non-empty string), not {command!r}")
         params = mcp.StdioServerParameters(command=command, args=list(args), env=dict(env) if env else None,
                                            cwd=os.fspath(cwd) if cwd is not None else None)
         label = name or " ".join([command, *args])
-        asks = Asks(label, sampling, sampling_model, elicitation)
+        asks = Asks(label, sampling, sampling_model, elicitation, protocol)
         return cls(Connection(lambda: mcp.Client(params, **asks.client_options()), label, "stdio", timeout), label,
                    asks)
 
     @classmethod
     def http(cls, url: str, headers: Mapping[str, str] | None = None, *, name: str | None = None,
              timeout: float | None = 30.0, sampling: Callable[..., Any] | None = None,
-             sampling_model: Model | None = None, elicitation: Callable[..., Any] | None = None) -> MCPServer:
+             sampling_model: Model | None = None, elicitation: Callable[..., Any] | None = None,
+             protocol: str = "legacy") -> MCPServer:
         """A server reached over Streamable HTTP at ``url`` (``http://host:port/mcp``); ``headers``
         go with every request. The other options are :meth:`stdio`'s."""
         mcp = require_sdk()
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"MCPServer.http needs an http:// or https:// URL, not {url!r}")
-        asks = Asks(name or url, sampling, sampling_model, elicitation)
+        asks = Asks(name or url, sampling, sampling_model, elicitation, protocol)
 
         def open_client() -> Any:
             if not headers:
@@ -84,12 +88,12 @@ class MCPServer:
     @classmethod
     def in_process(cls, server: Any, *, name: str | None = None, timeout: float | None = 30.0,
                    sampling: Callable[..., Any] | None = None, sampling_model: Model | None = None,
-                   elicitation: Callable[..., Any] | None = None) -> MCPServer:
+                   elicitation: Callable[..., Any] | None = None, protocol: str = "legacy") -> MCPServer:
         """A server object of the ``mcp`` SDK (``mcp.server.mcpserver.MCPServer`` or a low-level
         ``Server``) in this process: no subprocess, for tests. The options are :meth:`stdio`'s."""
         mcp = require_sdk()
         label = name or str(getattr(server, "name", None) or type(server).__name__)
-        asks = Asks(label, sampling, sampling_model, elicitation)
+        asks = Asks(label, sampling, sampling_model, elicitation, protocol)
         return cls(Connection(lambda: mcp.Client(server, **asks.client_options()), label, "in_process", timeout),
                    label, asks)
 

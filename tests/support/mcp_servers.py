@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["EVERYTHING_VERSION", "everything_command", "free_port", "probe_command", "start_everything_http",
-           "time_command"]
+__all__ = ["EVERYTHING_VERSION", "everything_command", "fixture_repository", "free_port", "git_command",
+           "probe_command", "start_everything_http", "time_command"]
 
 EVERYTHING_VERSION = "2026.8.31"
 NPM_PREFIX = Path(os.environ.get("AGENTCORE_NPM_PREFIX", Path.home() / ".cache" / "agentcore-fx" / "npm"))
@@ -37,6 +37,31 @@ def everything_command() -> list[str]:
 def time_command() -> list[str]:
     """The reference time server (PyPI ``mcp-server-time``), its clock's zone fixed to UTC."""
     return [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+def git_command(repository: str | os.PathLike[str]) -> list[str]:
+    """The reference git server (PyPI ``mcp-server-git``) on ``repository``."""
+    return [sys.executable, "-m", "mcp_server_git", "--repository", os.fspath(repository)]
+
+
+def fixture_repository(path: Path) -> Path:
+    """A git repository with two commits (fixed author and dates) and one unstaged change."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.org",
+           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.org",
+           "GIT_AUTHOR_DATE": "2026-01-02T03:04:05+00:00", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05+00:00"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+
+    path.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "-b", "main")
+    (path / "notes.txt").write_text("first line\n")
+    git("add", "notes.txt")
+    git("commit", "-q", "-m", "Start the notes")
+    (path / "notes.txt").write_text("first line\nsecond line\n")
+    git("commit", "-q", "-am", "Add a second line")
+    (path / "notes.txt").write_text("first line\nsecond line\nthird line\n")
+    return path
 
 
 def probe_command(*args: str) -> list[str]:
