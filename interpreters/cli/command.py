@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeGuard
 
-from . import chat, run, transcript
+from . import chat, evals, run, transcript
 from .common import Interrupted, Parser, UsageError
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_commands(sub, common)
     chat.add_commands(sub, common)
     transcript.add_commands(sub, common)
+    evals.add_commands(sub, common)
     return parser
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "ask_decision",
     "drive",
     "event_json",
+    "import_target",
     "load_tools",
     "open_recorder",
     "positive",
@@ -161,16 +162,18 @@ def resolve_api_key(model: Model, api_key_env: str | None) -> str | None:
     return value
 
 
-def _import_target(target: str, spec: str) -> Any:
+def import_target(target: str, spec: str, option: str = "--tools") -> Any:
+    """The module ``target`` names (an importable name, or a path to a ``.py`` file); problems are
+    usage errors naming ``option`` and ``spec``."""
     looks_like_file = target.endswith(".py") or "/" in target or os.sep in target
     if looks_like_file:
         path = Path(target).expanduser()
         if not path.is_file():
-            raise UsageError(f"--tools {spec}: no such file {target}")
+            raise UsageError(f"{option} {spec}: no such file {target}")
         name = "agentcore_tools_" + "".join(c if c.isalnum() else "_" for c in path.stem)
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
-            raise UsageError(f"--tools {spec}: cannot load {target} as a Python module")
+            raise UsageError(f"{option} {spec}: cannot load {target} as a Python module")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         folder = str(path.resolve().parent)
@@ -180,7 +183,7 @@ def _import_target(target: str, spec: str) -> Any:
             module_spec.loader.exec_module(module)
         except Exception as exc:
             del sys.modules[name]
-            raise UsageError(f"--tools {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+            raise UsageError(f"{option} {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
         return module
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -188,11 +191,11 @@ def _import_target(target: str, spec: str) -> Any:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         if exc.name and target.startswith(exc.name):
-            raise UsageError(f"--tools {spec}: no module named {exc.name!r} (give an importable module "
+            raise UsageError(f"{option} {spec}: no module named {exc.name!r} (give an importable module "
                              f"or a path to a .py file)") from exc
-        raise UsageError(f"--tools {spec}: importing {target} failed: {exc}") from exc
+        raise UsageError(f"{option} {spec}: importing {target} failed: {exc}") from exc
     except Exception as exc:
-        raise UsageError(f"--tools {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+        raise UsageError(f"{option} {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def load_tools(spec: str) -> list[AgentTool]:
@@ -204,7 +207,7 @@ def load_tools(spec: str) -> list[AgentTool]:
     target, sep, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
     if not target:
         raise UsageError(f"--tools expects MODULE[:ATTR] or FILE.py[:ATTR], not {spec!r}")
-    module = _import_target(target, spec)
+    module = import_target(target, spec)
     if not attr:
         found = [v for v in vars(module).values() if isinstance(v, AgentTool)]
         if not found:
