@@ -26,6 +26,7 @@ from .evaluators import (
     Trajectory,
     evaluator,
 )
+from .judge import LLMJudge
 from .report import CaseRun, Change, EvalReport, rescore
 from .run import AgentSpec, aevaluate, evaluate
 
@@ -38,6 +39,7 @@ __all__ = [
     "Dataset",
     "Equals",
     "EvalReport",
+    "LLMJudge",
     "MaxCost",
     "MaxToolCalls",
     "MaxTurns",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from agentcore.frozen import thaw
@@ -68,6 +69,8 @@ class Trajectory:
     error: str | None = None
     """Why the run failed (it raised, timed out or suspended), or ``None``."""
     duration_ms: float = 0.0
+    transcript: Path | None = None
+    """Where the run is recorded (an evaluator that calls a model records its calls beside it)."""
     facts: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -154,6 +154,13 @@ class EvalReport:
             raise ValueError(f"{path}: not an eval report (no 'eval_report': 1)")
         return cls([CaseRun.from_json(r) for r in data["runs"]], data.get("mode", ""), data.get("meta") or {})
 
+    def html(self, path: str | os.PathLike[str]) -> None:
+        """Write the report as one self-contained HTML page; each run links its transcript's
+        HTML view, written beside the transcript."""
+        from .page import write_page
+
+        write_page(self, Path(path))
+
     # -- comparing -----------------------------------------------------------------------------
 
     def compare(self, baseline: EvalReport) -> list[Change]:
@@ -234,13 +241,14 @@ def rescore(source: EvalReport | str | os.PathLike[str], evaluators: Sequence[An
     else:
         root = Path(source)
         found = sorted((p.parent.name, int(p.stem), p) for p in root.glob("*/*.jsonl") if p.stem.isdigit())
+        # (judges' recordings, <n>.judge-<key>.jsonl, and candidates are not runs)
     runs = []
     for name, repeat, path in found:
         if not path.exists():
-            run = Trajectory([], by_name.get(name), error=f"no transcript at {path}")
+            run = Trajectory([], by_name.get(name), error=f"no transcript at {path}", transcript=path)
         else:
             result = replay(path, check=False)
-            run = Trajectory(result.messages, by_name.get(name))
+            run = Trajectory(result.messages, by_name.get(name), transcript=path)
         runs.append(_cached_score(by_name.get(name), name, repeat, run, path, chosen))
     return EvalReport(runs, mode="rescore")
 

@@ -58,8 +58,8 @@ async def _one(case: Case, repeat: int, agent: Any, root: Path, mode: str, match
     path = root / case.name / f"{repeat}.jsonl"
     recorded = path.exists()
     if mode == "none" and not recorded:
-        return score_run(case, repeat, Trajectory([], case, error=f"no recorded transcript at {path} (mode 'none')"),
-                         path, evaluators)
+        missing = Trajectory([], case, error=f"no recorded transcript at {path} (mode 'none')", transcript=path)
+        return score_run(case, repeat, missing, path, evaluators)
     replaying = mode in ("none", "once") and recorded
     target = path.with_name(f"{repeat}.candidate.jsonl") if mode == "refresh" else path
     stream_fn = Cassette(path, match=match) if replaying else (live or spec.stream_fn)
@@ -90,8 +90,10 @@ async def _one(case: Case, repeat: int, agent: Any, root: Path, mode: str, match
     finally:
         if recorder is not None:
             recorder.close()
-    run = Trajectory(messages, case, error=error, duration_ms=(time.perf_counter() - started) * 1e3)
-    return score_run(case, repeat, run, target, evaluators)
+    run = Trajectory(messages, case, error=error, duration_ms=(time.perf_counter() - started) * 1e3,
+                     transcript=target)
+    # In a thread: an evaluator may call a model (LLMJudge) with the sync interpreter.
+    return await asyncio.to_thread(score_run, case, repeat, run, target, evaluators)
 
 
 async def aevaluate(dataset: Dataset, agent: AgentSpec | Callable[[Case], AgentSpec], *, repeat: int = 1,

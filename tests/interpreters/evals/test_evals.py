@@ -154,3 +154,43 @@ def test_datasets_round_trip_through_yaml_and_json_and_refuse_bad_input(tmp_path
     (tmp_path / "bad.yaml").write_text("cases:\n  - name: a\n    prompt: x\n    evaluators: [Nope]\n")
     with pytest.raises(ValueError, match=r"^case a: unknown evaluator 'Nope': known are "):
         Dataset.from_file(tmp_path / "bad.yaml")
+
+
+def test_an_llm_judge_is_recorded_beside_the_run_and_answered_from_it_later(tmp_path: Path) -> None:
+    from interpreters.evals import LLMJudge
+
+    judge_model = Counting(["PASS\nIt used the tool and gave the sum."] * 2)
+    judge = LLMJudge("The agent must add with the tool.", model=Model(id="judge-1"), stream_fn=judge_model)
+    data = Dataset([Case("sum-1", "What is 1 + 2?")], [judge])
+    Counting.calls = 0
+    first = evaluate(data, agent(), transcripts=tmp_path / "t")
+    assert Counting.calls == 3  # the agent's two calls and the judge's one
+    score = first.runs[0].scores["LLMJudge(model='judge-1', rubric='The agent must add with the tool.')"]
+    assert (score.passed, score.reason) == (True, "It used the tool and gave the sum.")
+    judged = sorted(p.name for p in (tmp_path / "t" / "sum-1").iterdir())
+    assert judged[0] == "1.jsonl" and judged[1].startswith("1.judge-") and len(judged) == 2
+    Counting.calls = 0
+    offline = LLMJudge("The agent must add with the tool.", model=Model(id="judge-1"), offline=True)
+    again = evaluate(Dataset([Case("sum-1", "What is 1 + 2?")], [offline]), agent(), transcripts=tmp_path / "t",
+                     mode="none")
+    assert Counting.calls == 0 and again.passed
+    rescored = rescore(tmp_path / "t", [offline])
+    assert rescored.passed and len(rescored.runs) == 1
+    changed = rescore(tmp_path / "t", [LLMJudge("Another rubric.", model=Model(id="judge-1"), offline=True)])
+    reason = list(changed.runs[0].scores.values())[0].reason
+    assert reason.startswith("no recorded verdict of this judge at ") and reason.endswith(" (offline)")
+
+
+def test_a_report_as_a_self_contained_page_linking_each_transcript(tmp_path: Path) -> None:
+    data = Dataset([Case("sum-1", "What is 1 + 2?"), Case("sum-<2>", "What is 2 + 3?")], [NoError()])
+
+    def make(case: Case) -> AgentSpec:
+        return agent()(Case("sum-1" if case.name == "sum-1" else "sum-2", case.prompt))
+
+    report = evaluate(data, make, transcripts=tmp_path / "t")
+    report.html(tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "sum-&lt;2&gt;" in page and "sum-<2>" not in page
+    assert 'href="t/sum-1/1.html"' in page and 'href="t/sum-&lt;2&gt;/1.html"' in page
+    assert (tmp_path / "t" / "sum-1" / "1.html").read_text().startswith("<!DOCTYPE html>")
+    assert "http://" not in page and "https://" not in page  # self-contained
