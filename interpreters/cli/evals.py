@@ -45,6 +45,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         report.save(args.out)
         print(f"\nReport: {args.out}")
+    if args.html:
+        report.html(args.html)
+        print(f"Page: {args.html}")
     code = 0 if report.passed else 1
     if baseline is not None:
         changes = report.compare(baseline)
@@ -77,4 +80,5 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     ev.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="each run's limit")
     ev.add_argument("--baseline", metavar="REPORT.json", help="compare with this report")
     ev.add_argument("--out", metavar="REPORT.json", help="save the report")
+    ev.add_argument("--html", metavar="OUT.html", help="write the report as a page linking each run's transcript")
     ev.set_defaults(func=_cmd_eval)

@@ -41,7 +41,7 @@ def test_eval_records_replays_and_compares(tmp_path: Path) -> None:
     (tmp_path / "agent_file.py").write_text(AGENT)
     (tmp_path / "sums.yaml").write_text(DATASET)
     first = run_cli("eval", "sums.yaml", "--agent", "agent_file.py:agent", "--repeat", "2", "--out", "base.json",
-                    cwd=tmp_path)
+                    "--html", "base.html", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert first.stdout.splitlines()[:3] == ["case   passed  turns  tools  cost $  failure",
                                              "sum-1  100%    2      1      0.0000",
@@ -49,6 +49,7 @@ def test_eval_records_replays_and_compares(tmp_path: Path) -> None:
     assert sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "sums-runs").glob("*/*.jsonl")) == [
         "sums-runs/sum-1/1.jsonl", "sums-runs/sum-1/2.jsonl", "sums-runs/sum-2/1.jsonl", "sums-runs/sum-2/2.jsonl"]
     assert len(json.loads((tmp_path / "base.json").read_text())["runs"]) == 4
+    assert 'href="sums-runs/sum-2/2.html"' in (tmp_path / "base.html").read_text()
     again = run_cli("eval", "sums.yaml", "--agent", "agent_file.py:agent", "--repeat", "2", "--mode", "none",
                     "--baseline", "base.json", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
