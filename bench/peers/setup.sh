@@ -4,6 +4,7 @@
 # Dev-only: the peers are never dependencies of agentcore-fx.
 # Usage: bash bench/peers/setup.sh [VENV_DIR]    # the venv, then the node peer
 #        bash bench/peers/setup.sh --node        # the node peer only
+#        bash bench/peers/setup.sh --evals       # the eval peer's venv only (.venv-bench-evals)
 # Without npm, or when its install fails, the node peer is left out (one line says so) and the
 # venv is still made: bench/peers/run.py then skips the pi-agent-core column.
 set -euo pipefail
@@ -23,6 +24,12 @@ node_peer() {
 
 if [ "${1:-}" = "--node" ]; then
   node_peer
+  exit 0
+fi
+if [ "${1:-}" = "--evals" ]; then
+  EVALS_VENV="${2:-$ROOT/.venv-bench-evals}"
+  [ -x "$EVALS_VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$EVALS_VENV"
+  "$EVALS_VENV/bin/python" -m pip install -q -r "$ROOT/bench/peers/evals-requirements.txt"
   exit 0
 fi
 VENV="${1:-${BENCH_VENV:-$ROOT/.venv-bench}}"
