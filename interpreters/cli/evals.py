@@ -40,7 +40,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
     transcripts = args.transcripts or str(Path(args.dataset).with_suffix("")) + "-runs"
     report = evaluate(dataset, agent, repeat=args.repeat, concurrency=args.concurrency, transcripts=transcripts,
-                      mode=args.mode, timeout=args.timeout)
+                      mode=args.mode, timeout=args.timeout, executor="ray" if args.ray else None)
     print(report.table())
     if args.out:
         report.save(args.out)
@@ -78,6 +78,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                          "refresh: run live into candidates")
     ev.add_argument("--transcripts", metavar="DIR", help="where runs are recorded (default: DATASET-runs)")
     ev.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="each run's limit")
+    ev.add_argument("--ray", action="store_true", help="run the cases on a Ray cluster (RAY_ADDRESS, or a local one)")
     ev.add_argument("--baseline", metavar="REPORT.json", help="compare with this report")
     ev.add_argument("--out", metavar="REPORT.json", help="save the report")
     ev.add_argument("--html", metavar="OUT.html", help="write the report as a page linking each run's transcript")

@@ -130,11 +130,21 @@ async def aevaluate(dataset: Dataset, agent: AgentSpec | Callable[[Case], AgentS
 def evaluate(dataset: Dataset, agent: AgentSpec | Callable[[Case], AgentSpec], *, repeat: int = 1,
              concurrency: int = 8, transcripts: str | os.PathLike[str] = "eval-transcripts", mode: str = "once",
              match: str = "forgiving", live: Callable[..., Any] | None = None, timeout: float | None = 300.0,
-             progress: bool | None = None) -> EvalReport:
+             progress: bool | None = None, executor: str | None = None, address: str | None = None) -> EvalReport:
     """Run every case of ``dataset`` ``repeat`` times with ``agent`` (an :class:`AgentSpec`, or a
     function of the case giving one), record each run, score it, and return the report. See the
     module doc for ``mode``; ``match`` is the cassettes' policy, ``live`` the stream function of
-    live runs (default: the agent's), ``timeout`` each run's limit in seconds."""
+    live runs (default: the agent's), ``timeout`` each run's limit in seconds. ``executor="ray"``
+    runs the cases on a Ray cluster (``address``; the agent factory must be importable there)."""
+    if executor is not None:
+        if executor != "ray":
+            raise ValueError(f"executor must be None (asyncio, here) or 'ray', not {executor!r}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, not {mode!r}")
+        from .on_ray import evaluate_on_ray
+
+        return evaluate_on_ray(dataset, agent, repeat=repeat, transcripts=transcripts, mode=mode, match=match,
+                               address=address)
     return asyncio.run(aevaluate(dataset, agent, repeat=repeat, concurrency=concurrency, transcripts=transcripts,
                                  mode=mode, match=match, live=live, timeout=timeout, progress=progress))
 

@@ -179,6 +179,32 @@ def test_mcp_tools_work_on_ray_workers(tmp_path: Path) -> None:
     assert sorted((r.job_id, r.messages[2].text) for r in results) == [(f"mcp-{n}", str(n + 1)) for n in range(6)]
 
 
+def eval_agent(case: Any) -> Any:
+    """The eval agent of the Ray eval test (module level: workers import it)."""
+    from interpreters.evals import AgentSpec
+
+    i = int(case.name.split("-")[1])
+    model = ScriptedModel([Reply(tool_calls=[ScriptedCall("add", {"a": i, "b": 2})]), f"It is {i + 2}."])
+    return AgentSpec(AgentContext("You add.", [], [add_text]), AgentLoopConfig(model=Model(id="m")), model)
+
+
+def test_an_eval_on_ray_gives_the_report_of_a_local_eval(tmp_path: Path) -> None:
+    from interpreters.evals import Case, Contains, Dataset, NoError, ToolCalled, evaluate
+
+    dataset = Dataset([Case(f"sum-{i}", f"{i} + 2?", evaluators=[Contains(str(i + 2))]) for i in range(6)],
+                      [NoError(), ToolCalled("add")])
+    local = evaluate(dataset, eval_agent, repeat=2, transcripts=tmp_path / "local", mode="all")
+    remote = evaluate(dataset, eval_agent, repeat=2, transcripts=tmp_path / "ray", mode="all", executor="ray")
+    assert local.passed and remote.passed
+    assert [(r.case, r.repeat, r.passed, r.scores, r.facts) for r in remote.runs] == [
+        (r.case, r.repeat, r.passed, r.scores, r.facts) for r in local.runs]
+    assert [c.verdict for c in remote.compare(local)] == ["same"] * 6
+    assert sorted(p.relative_to(tmp_path / "ray").as_posix() for p in (tmp_path / "ray").glob("*/*.jsonl"))[:2] == [
+        "sum-0/1.jsonl", "sum-0/2.jsonl"]
+    offline = evaluate(dataset, eval_agent, repeat=2, transcripts=tmp_path / "ray", mode="none", executor="ray")
+    assert [(r.case, r.facts) for r in offline.runs] == [(r.case, r.facts) for r in local.runs]
+
+
 def test_a_failing_factory_is_an_error_result(tmp_path: Path) -> None:
     results = list(run_many([("hi", AgentContext())], config_factory=broken_config, transcripts_dir=tmp_path,
                             progress=False))
