@@ -118,6 +118,13 @@ class Evaluator:
     def __repr__(self) -> str:
         return self.key()
 
+    def __eq__(self, other: object) -> bool:
+        """Evaluators are equal when they are of one kind with equal arguments."""
+        return isinstance(other, Evaluator) and (type(self), self.key()) == (type(other), other.key())
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.key()))
+
 
 def _check(ok: bool, yes: str, no: str) -> Score:
     return Score(1.0 if ok else 0.0, ok, yes if ok else no)

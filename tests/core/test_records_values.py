@@ -142,6 +142,19 @@ class CannotBuild(Exception):
     pass
 
 
+def _explicit() -> dict[type, Any]:
+    """Samples of the records whose fields are checked against each other (a made-up value of
+    each field's type is refused, as it should be), and of abstract field types."""
+    from interpreters.evals import NoError
+    from interpreters.evals.evaluators import Evaluator
+    from interpreters.streams.cassette import MatchPolicy
+
+    return {MatchPolicy: MatchPolicy("strict", {"system_prompt": "key"}), Evaluator: NoError()}
+
+
+EXPLICIT = _explicit()
+
+
 def sample(tp: Any, full: bool, depth: int = 0) -> Any:
     """A value of the type ``tp``: the first member of a union, one item in a collection,
     records built with :func:`build`."""
@@ -150,6 +163,8 @@ def sample(tp: Any, full: bool, depth: int = 0) -> Any:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if tp is Any or tp is object:
         return FrozenDict({"key": (1, "value")})
+    if tp in EXPLICIT:
+        return EXPLICIT[tp]
     if tp is None or tp is type(None):
         return None
     if tp in (str, int, float, bool):
@@ -206,6 +221,8 @@ def sample(tp: Any, full: bool, depth: int = 0) -> Any:
 
 def build(cls: type, full: bool, depth: int = 0) -> Any:
     """An instance of ``cls``: required fields given (every field when ``full``)."""
+    if cls in EXPLICIT:
+        return EXPLICIT[cls]
     try:
         hints = _hints(cls)
     except Exception as exc:  # noqa: BLE001 - the caller lists it
