@@ -40,6 +40,7 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from interpreters.replay import ReplayDivergence
     from interpreters.replay.recovery import AlreadyResumed
     from interpreters.runtime.driver import InterpreterError
+    from interpreters.mcp import MCPServerError, MCPToolError
     from interpreters.signal import StopRun
     from interpreters.streams.cassette import CassetteMiss, Difference, Recording
     from interpreters.transcript import TranscriptError
@@ -54,6 +55,8 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
         "interpreters.pytest_plugin.AgentRecordingDrift": lambda: AgentRecordingDrift("model call 1: drifted"),
         "interpreters.pytest_plugin.AgentRecordingRefreshed": lambda: AgentRecordingRefreshed("a.candidate.jsonl"),
         "interpreters.signal.StopRun": lambda: StopRun("stop"),
+        "interpreters.mcp.connection.MCPServerError": lambda: MCPServerError("MCP server x failed: closed"),
+        "interpreters.mcp.results.MCPToolError": lambda: MCPToolError("Error executing tool boom"),
         "interpreters.streams.cassette.cassette.CassetteMiss": lambda: CassetteMiss(
             "model call 2 has no recording", 2, Recording("a.jsonl", 8, 2),
             Difference("messages.2.content.0.text", "5", "6", "key")),
