@@ -15,12 +15,12 @@ from agentcore.messages import AssistantMessage, Model
 from ..runtime.driver import with_signal
 from .state import AgentListener, AgentState, RunBook
 
-__all__ = ["AgentListeners", "await_listener"]
+__all__ = ["AgentListeners"]
 
 _log = logging.getLogger("agentcore")
 
 
-async def await_listener(outcome: Awaitable[Any], run: RunBook) -> None:
+async def _await_listener(outcome: Awaitable[Any], run: RunBook) -> None:
     """Await an async listener from the run's private task.
 
     The asyncio interpreter aborts a streaming reply by cancelling the task that iterates the
@@ -75,7 +75,7 @@ class AgentListeners:
                 args, kwargs = with_signal(listener, (event,), run.signal)
                 outcome = listener(*args, **kwargs)
                 if inspect.isawaitable(outcome):
-                    await await_listener(outcome, run)
+                    await _await_listener(outcome, run)
             except Exception:
                 _log.exception("agent listener %r raised on %s; the run goes on", listener, event.type)
 
