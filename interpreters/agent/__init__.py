@@ -62,6 +62,4 @@ __all__ = [
     "SyncAgent",
 ]
 
-for _public in (Agent, AgentBusyError, AgentState, SyncAgent):
-    _public.__module__ = __name__  # their documented (and pickled) path
-del _public
+AgentBusyError.__module__ = __name__  # an exception is pickled by its path: the one it always had

@@ -55,5 +55,3 @@ __all__ = [
     "output_messages",
     "provider_name",
 ]
-
-TracingObserver.__module__ = __name__  # its documented (and pickled) path

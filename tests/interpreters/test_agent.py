@@ -874,12 +874,19 @@ def test_sync_agent_twin_members_reach_the_agent() -> None:
         assert agent.state.messages == [] and agent.decisions == {}
 
 
-def test_the_agent_classes_keep_their_module_path() -> None:
+def test_the_agent_classes_keep_their_public_paths() -> None:
     import importlib
     import pickle
+    import typing
 
+    import interpreters
+
+    agent_module = importlib.import_module("interpreters.agent")
     for cls in (Agent, AgentBusyError, AgentState, SyncAgent):
-        assert cls.__module__ == "interpreters.agent"
-        assert getattr(importlib.import_module(cls.__module__), cls.__name__) is cls
+        assert getattr(agent_module, cls.__name__) is cls
+        assert getattr(interpreters, cls.__name__, cls) is cls
+    assert AgentBusyError.__module__ == "interpreters.agent"
+    assert isinstance(pickle.loads(pickle.dumps(AgentBusyError(PROMPT_BUSY))), AgentBusyError)
     state = pickle.loads(pickle.dumps(AgentState(system_prompt="s")))
     assert isinstance(state, AgentState) and state.system_prompt == "s"
+    assert typing.get_type_hints(AgentState)["model"] == Model | None
