@@ -5,7 +5,8 @@ and each step checked against the recording as it happens (:func:`replay_llm`,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from agentcore import (
@@ -207,6 +208,52 @@ def _resumed_run(kind: Any, run: Run, resumed: Resumed, tools: Sequence[Any], co
     return nxt
 
 
+class _LiveReplay:
+    """One LLM-only replay but for how its runs are carried out: what both twins share.
+
+    :meth:`runs` gives the live runs one after the other (the first, then one per recorded
+    resume of a suspension); the twin carries each out on its runner and hands back what it
+    gave (:meth:`ran`), inside :meth:`stopping` (a divergence unwinds the run and is reported);
+    :meth:`result` is the replay's result."""
+
+    def __init__(self, kind: Any, source: Source, config: AgentLoopConfig, tools: Sequence[Any],
+                 options: ReplayOptions, signal: AbortSignal | None, secrets: Sequence[str]) -> None:
+        self.t, self.checker, self.model = _llm_setup(source, options, config, secrets)
+        self.order = _RecordedOrder(self.t)
+        self.kind, self.tools, self.config, self.signal = kind, tools, config, signal
+        self.run: Any = kind(self.t.initial_state, tools, config, self.t.entries[0].input, signal, self.model,
+                             self.checker, self.checker.clock, order=self.order)
+        self.run.stream_grace = _stream_grace(self.t, self.run)
+        self.events: list[AgentEvent] = []
+        self.messages: list[AgentMessage] = []
+
+    def runs(self) -> Iterator[Any]:
+        while True:
+            self.checker.signal = self.run.signal
+            yield self.run
+            resumed = _recorded_resume(self.t, self.run)
+            if resumed is None:
+                return
+            self.run = _resumed_run(self.kind, self.run, resumed, self.tools, self.config, self.signal, self.model,
+                                    self.checker, self.order)
+
+    def ran(self, events: list[AgentEvent], messages: list[AgentMessage]) -> None:
+        self.events.extend(events)
+        self.messages = messages
+
+    @contextmanager
+    def stopping(self) -> Iterator[None]:
+        try:
+            yield
+        except _Stop:
+            checker = self.checker
+            assert checker.failure is not None
+            raise ReplayDivergence(checker.failure, checker.transcript.version) from None
+
+    def result(self) -> ReplayResult:
+        return _llm_result(self.t, self.checker, self.run, self.events, self.messages)
+
+
 def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
                options: ReplayOptions = ReplayOptions(), signal: AbortSignal | None = None,
                secrets: Sequence[str] = ()) -> ReplayResult:
@@ -219,26 +266,12 @@ def replay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (
     """
     from ..runtime.threads import AgentEventStream, SyncRun
 
-    t, checker, model = _llm_setup(source, options, config, secrets)
-    order = _RecordedOrder(t)
-    run = SyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
-                  order=order)
-    run.stream_grace = _stream_grace(t, run)
-    events: list[AgentEvent] = []
-    try:
-        while True:
-            checker.signal = run.signal
+    replay = _LiveReplay(SyncRun, source, config, tools, options, signal, secrets)
+    with replay.stopping():
+        for run in replay.runs():
             stream = AgentEventStream(run)
-            events.extend(stream)
-            messages = stream.result()
-            resumed = _recorded_resume(t, run)
-            if resumed is None:
-                break
-            run = _resumed_run(SyncRun, run, resumed, tools, config, signal, model, checker, order)
-    except _Stop:
-        assert checker.failure is not None
-        raise ReplayDivergence(checker.failure, checker.transcript.version) from None
-    return _llm_result(t, checker, run, events, messages)
+            replay.ran(list(stream), stream.result())
+    return replay.result()
 
 
 async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[Any] = (), *,
@@ -247,25 +280,9 @@ async def areplay_llm(source: Source, config: AgentLoopConfig, tools: Sequence[A
     """:func:`replay_llm` on the asyncio interpreter (``async def`` tools and hooks awaited)."""
     from ..runtime.tasks import AgentEventStream, AsyncRun
 
-    t, checker, model = _llm_setup(source, options, config, secrets)
-    order = _RecordedOrder(t)
-    run = AsyncRun(t.initial_state, tools, config, t.entries[0].input, signal, model, checker, checker.clock,
-                   order=order)
-    run.stream_grace = _stream_grace(t, run)
-    events: list[AgentEvent] = []
-    try:
-        while True:
-            checker.signal = run.signal
+    replay = _LiveReplay(AsyncRun, source, config, tools, options, signal, secrets)
+    with replay.stopping():
+        for run in replay.runs():
             stream = AgentEventStream(run)
-            events.extend([event async for event in stream])
-            messages = await stream.result()
-            resumed = _recorded_resume(t, run)
-            if resumed is None:
-                break
-            run = _resumed_run(AsyncRun, run, resumed, tools, config, signal, model, checker, order)
-    except _Stop:
-        assert checker.failure is not None
-        raise ReplayDivergence(checker.failure, checker.transcript.version) from None
-    return _llm_result(t, checker, run, events, messages)
-
-
+            replay.ran([event async for event in stream], await stream.result())
+    return replay.result()

@@ -86,6 +86,9 @@ from .strict import step_recorded
 __all__ = ["AlreadyResumed", "aresume", "continue_transcript", "resume", "transcript_difference", "with_transcript"]
 
 
+_R = TypeVar("_R")
+
+
 class AlreadyResumed(TranscriptError):
     """A suspension is resumed at most once per transcript: the transcript records that this
     suspension was resumed already (the message names the step it was resumed at, and the
@@ -288,7 +291,7 @@ def _start_resume(path: str | os.PathLike[str], config: AgentLoopConfig, secrets
         scrubbed = sorted({e.type for e in plan.outstanding if REDACTED in compact_json(to_json(e, partials=False))})
         if scrubbed:
             warnings.warn(f"{path}: what the run goes on with holds text the recorder redacted "
-                          f"({', '.join(scrubbed)}): it is sent as {REDACTED}", RuntimeWarning, stacklevel=3)
+                          f"({', '.join(scrubbed)}): it is sent as {REDACTED}", RuntimeWarning, stacklevel=4)
         given = _check_secrets(path, t, data, secrets, fn)
         if t.torn:
             claimed.truncate(t.size)  # drop the torn line before appending
@@ -398,9 +401,8 @@ def resume(
     """
     from ..runtime.threads import AgentEventStream, SyncRun
 
-    plan, recorder = _start_resume(path, config, secrets, flush, fsync, "resume")
-    return AgentEventStream(SyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
-                                    outstanding=plan.outstanding))
+    return AgentEventStream(_live_run(SyncRun, path, config, tools, stream_fn, signal, clock, secrets, flush, fsync,
+                                      "resume"))
 
 
 def aresume(
@@ -418,12 +420,19 @@ def aresume(
     """:func:`resume` for asyncio: returns an ``interpreters.aio.AgentEventStream``."""
     from ..runtime.tasks import AgentEventStream, AsyncRun
 
-    plan, recorder = _start_resume(path, config, secrets, flush, fsync, "aresume")
-    return AgentEventStream(AsyncRun(plan.state, tools, config, None, signal, stream_fn, recorder, clock,
-                                     outstanding=plan.outstanding))
+    return AgentEventStream(_live_run(AsyncRun, path, config, tools, stream_fn, signal, clock, secrets, flush, fsync,
+                                      "aresume"))
 
 
-_R = TypeVar("_R")
+def _live_run(kind: Callable[..., _R], path: str | os.PathLike[str], config: AgentLoopConfig, tools: Sequence[Any],
+              stream_fn: Callable[..., Any] | None, signal: AbortSignal | None, clock: Callable[[], int],
+              secrets: Sequence[str], flush: FlushMode, fsync: bool, fn: str) -> _R:
+    """The run of :func:`resume` / :func:`aresume` (``fn``) on the runner ``kind``: the transcript
+    claimed and planned, the live part started from the recorded state with its outstanding
+    effects, recorded at the end of the same file."""
+    plan, recorder = _start_resume(path, config, secrets, flush, fsync, fn)
+    return kind(plan.state, tools, config, None, signal, stream_fn, recorder, clock, outstanding=plan.outstanding)
+
 
 
 def with_transcript(journal: Journals, transcript: Any, suspension: Suspension, config: AgentLoopConfig,

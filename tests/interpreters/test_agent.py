@@ -849,3 +849,44 @@ def test_a_sync_agent_dropped_without_close_does_not_leave_its_thread() -> None:
     while sum(t.name == "agentcore-agent" for t in threading.enumerate()) > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert sum(t.name == "agentcore-agent" for t in threading.enumerate()) == before
+
+
+def test_sync_agent_is_the_twin_of_agent_member_for_member() -> None:
+    def public(cls: type) -> set[str]:
+        return {name for name in dir(cls) if not name.startswith("_")}
+
+    assert public(Agent) - public(SyncAgent) == set()
+    assert public(SyncAgent) - public(Agent) == {"close"}
+
+
+def test_sync_agent_twin_members_reach_the_agent() -> None:
+    with SyncAgent(model=MODEL, stream_fn=ScriptedModel(["Hi!"], clock=clock), clock=clock) as agent:
+        assert (agent.steering_mode, agent.follow_up_mode, agent.is_running) == ("one-at-a-time", "one-at-a-time",
+                                                                                  False)
+        agent.steering_mode = "all"
+        agent.follow_up_mode = "all"
+        assert (agent.agent.steering_mode, agent.agent.follow_up_mode) == ("all", "all")
+        with pytest.raises(ValueError, match="steering_mode must be 'one-at-a-time' or 'all', not 'some'"):
+            agent.steering_mode = "some"  # type: ignore[assignment]
+        agent.prompt("Hello")
+        assert [m.role for m in agent.state.messages] == ["user", "assistant"]
+        agent.clear_messages()
+        assert agent.state.messages == [] and agent.decisions == {}
+
+
+def test_the_agent_classes_keep_their_public_paths() -> None:
+    import importlib
+    import pickle
+    import typing
+
+    import interpreters
+
+    agent_module = importlib.import_module("interpreters.agent")
+    for cls in (Agent, AgentBusyError, AgentState, SyncAgent):
+        assert getattr(agent_module, cls.__name__) is cls
+        assert getattr(interpreters, cls.__name__, cls) is cls
+    assert AgentBusyError.__module__ == "interpreters.agent"
+    assert isinstance(pickle.loads(pickle.dumps(AgentBusyError(PROMPT_BUSY))), AgentBusyError)
+    state = pickle.loads(pickle.dumps(AgentState(system_prompt="s")))
+    assert isinstance(state, AgentState) and state.system_prompt == "s"
+    assert typing.get_type_hints(AgentState)["model"] == Model | None

@@ -617,3 +617,12 @@ def test_without_turn_spans_calls_hang_under_the_run(flavour: Flavour, otel: Any
         "  chat gpt-test",
     ]
     assert attrs(one(spans, "invoke_agent calc"))["agentcore.run.turns"] == 2
+
+
+def test_the_observer_keeps_its_public_path() -> None:
+    import interpreters.otel
+
+    assert interpreters.otel.TracingObserver is TracingObserver
+    assert sorted(interpreters.otel.__all__) == ["SCHEMA_URL", "SEMCONV_VERSION", "TracingObserver",
+                                                 "input_messages", "output_messages", "provider_name"]
+    assert all(hasattr(interpreters.otel, name) for name in interpreters.otel.__all__)

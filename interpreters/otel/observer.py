@@ -1,66 +1,17 @@
-"""OpenTelemetry traces of agent runs, following the GenAI semantic conventions.
-
-Install the extra (``pip install 'agentcore-fx[otel]'``, which brings ``opentelemetry-api``), set
-up an OpenTelemetry SDK the usual way, and give a :class:`TracingObserver` to any interpreter::
-
-    from interpreters.otel import TracingObserver
-    run_agent_loop("hi", context, config, emit, journal=TracingObserver(agent_name="helper"))
-
-``import interpreters`` never imports OpenTelemetry; only ``import interpreters.otel`` does.
-
-Theory of operation
--------------------
-
-The observer is a journal: the driver calls :meth:`TracingObserver.record` after every step of
-the core with the input it fed and the effects the core asked for. Every span boundary is one of
-those facts or commands, so the observer needs no hook into the interpreters:
-
-=========================================  ===============================================
-what the step shows                        span work
-=========================================  ===============================================
-input ``Started`` / ``Continued``          open ``invoke_agent [name]`` (the run)
-``Emit(TurnStartEvent)``                   open ``turn {n}`` under the run
-effect ``CallLlm``                         open ``chat {model}`` under the turn
-``Emit(MessageEndEvent)`` of the reply     close the chat span: usage, finish reason, status
-                                           (this covers ``done``, ``error``, ``StreamFailed``
-                                           and an abort, which all end with that event)
-effect ``ExecuteTool``                     open ``execute_tool {name}`` under the turn
-input ``ToolFinished`` / ``ToolFailed``    note the tool's end time (and the exception)
-``Emit(ToolExecutionEndEvent)``            close the tool span, ERROR when ``is_error``
-``Emit(TurnEndEvent)``                     close the turn
-effect ``RunEnded``                        close whatever is still open, then the run
-=========================================  ===============================================
-
-Span times are the OpenTelemetry clock (``time.time_ns()``) when the step was recorded, so spans
-measure the interpreter's wall time. Stream deltas are the hot path: a step whose input is a
-stream event other than the final one returns after two type checks.
-
-The interpreters enter :meth:`TracingObserver.tool_scope` around each tool execution, in the
-thread or task that runs the tool; it makes the ``execute_tool`` span current there, so spans
-the tool creates itself (an HTTP client's, a database's) become its children.
-
-One observer follows one run at a time (it can be reused for the next run once ``RunEnded`` was
-recorded); give concurrent runs an observer each (they are cheap: the tracer is looked up once
-per provider).
-"""
+"""``TracingObserver``: the journal that opens and closes a run's spans as the core's steps are
+recorded (see :mod:`interpreters.otel` for the table of which step does what)."""
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import time
-import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final
+from typing import Any
 from urllib.parse import urlsplit
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
+from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer, TracerProvider
 
 from agentcore import (
     AbortRequested,
@@ -74,7 +25,6 @@ from agentcore import (
     ErrorEvent,
     ExecuteTool,
     HookFailed,
-    ImageContent,
     Input,
     MessageEndEvent,
     Model,
@@ -83,224 +33,33 @@ from agentcore import (
     StreamEventReceived,
     StreamFailed,
     TextContent,
-    ThinkingContent,
-    ToolCall,
     ToolExecutionEndEvent,
     ToolFailed,
     ToolFinished,
-    ToolResultMessage,
-    ToolSpec,
     TurnEndEvent,
     TurnStartEvent,
     Usage,
-    UserMessage,
     thaw,
 )
 
-from .runtime.driver import Journal
-from .secrets import known_secrets, merge_secrets, scrub
+from ..runtime.driver import Journal
+from ..secrets import known_secrets, merge_secrets, scrub
+from .attributes import (
+    FINISH_REASONS,
+    INSTRUMENTATION,
+    SCHEMA_URL,
+    input_messages,
+    json_text,
+    message_json,
+    output_messages,
+    provider_name,
+    tool_definitions,
+)
+from .spans import RunSpans, ToolScope, ToolSpan, library_version
 
-__all__ = [
-    "SEMCONV_VERSION",
-    "SCHEMA_URL",
-    "TracingObserver",
-    "input_messages",
-    "output_messages",
-    "provider_name",
-]
+__all__ = ["TracingObserver"]
 
 _log = logging.getLogger("agentcore")
-
-SEMCONV_VERSION: Final = "1.41.0"
-"""The version of the OpenTelemetry semantic conventions (GenAI) the spans follow."""
-
-SCHEMA_URL: Final = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
-
-_INSTRUMENTATION: Final = "agentcore-fx"
-
-# The provider names of agentcore's models → the conventions' well-known gen_ai.provider.name.
-# Anything else (ollama, openrouter, scripted, a custom one) is passed through as it is.
-_PROVIDERS: Final[Mapping[str, str]] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "google": "gcp.gemini",
-    "gemini": "gcp.gemini",
-    "google-vertex": "gcp.vertex_ai",
-    "vertex": "gcp.vertex_ai",
-    "vertex_ai": "gcp.vertex_ai",
-    "amazon-bedrock": "aws.bedrock",
-    "bedrock": "aws.bedrock",
-    "azure-openai": "azure.ai.openai",
-    "azure-openai-responses": "azure.ai.openai",
-    "groq": "groq",
-    "mistral": "mistral_ai",
-    "deepseek": "deepseek",
-    "xai": "x_ai",
-    "perplexity": "perplexity",
-    "cohere": "cohere",
-}
-
-# stop_reason → gen_ai.response.finish_reasons / the output message's finish_reason.
-_FINISH: Final[Mapping[str, str]] = {
-    "stop": "stop",
-    "length": "length",
-    "toolUse": "tool_call",
-    "error": "error",
-    "aborted": "aborted",
-}
-
-_json_text: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
-def provider_name(provider: str) -> str:
-    """The ``gen_ai.provider.name`` of an agentcore provider name.
-
-    >>> provider_name("google"), provider_name("openai"), provider_name("ollama")
-    ('gcp.gemini', 'openai', 'ollama')
-    """
-    return _PROVIDERS.get(provider, provider or "_OTHER")
-
-
-# --------------------------------------------------------------------------- content
-
-
-def _user_parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "content": content}]
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, TextContent):
-            parts.append({"type": "text", "content": block.text})
-        elif isinstance(block, ImageContent):
-            parts.append({"type": "blob", "modality": "image", "mime_type": block.mime_type,
-                          "content": block.data})
-    return parts
-
-
-def _assistant_parts(content: Sequence[Any]) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, TextContent):
-            parts.append({"type": "text", "content": block.text})
-        elif isinstance(block, ThinkingContent):
-            if not block.redacted:
-                parts.append({"type": "reasoning", "content": block.thinking})
-        elif isinstance(block, ToolCall):
-            parts.append({"type": "tool_call", "id": block.id, "name": block.name,
-                          "arguments": thaw(block.arguments)})
-    return parts
-
-
-def _message(message: Any) -> dict[str, Any]:
-    if isinstance(message, UserMessage):
-        return {"role": "user", "parts": _user_parts(message.content)}
-    if isinstance(message, AssistantMessage):
-        return {"role": "assistant", "parts": _assistant_parts(message.content)}
-    if isinstance(message, ToolResultMessage):
-        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": message.tool_call_id,
-                                           "response": message.text}]}
-    # An application's own message type (or a summary message before conversion): its text if
-    # it has one, under its own role.
-    text = getattr(message, "text", None) or getattr(message, "summary", None)
-    parts = [{"type": "text", "content": text}] if isinstance(text, str) else []
-    return {"role": str(getattr(message, "role", "user")), "parts": parts}
-
-
-def input_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    """Messages in the conventions' ``gen_ai.input.messages`` shape (role + parts).
-
-    >>> input_messages([UserMessage("hi")])
-    [{'role': 'user', 'parts': [{'type': 'text', 'content': 'hi'}]}]
-    """
-    return [_message(m) for m in messages]
-
-
-def output_messages(message: AssistantMessage) -> list[dict[str, Any]]:
-    """A reply in the conventions' ``gen_ai.output.messages`` shape (one choice).
-
-    >>> output_messages(AssistantMessage((TextContent("4"),)))
-    [{'role': 'assistant', 'parts': [{'type': 'text', 'content': '4'}], 'finish_reason': 'stop'}]
-    """
-    return [{"role": "assistant", "parts": _assistant_parts(message.content),
-             "finish_reason": _FINISH.get(message.stop_reason, message.stop_reason)}]
-
-
-def _tool_definitions(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    return [{"type": "function", "name": t.name, "description": t.description,
-             "parameters": thaw(t.parameters)} for t in tools]
-
-
-# --------------------------------------------------------------------------- the observer
-
-
-@dataclass(slots=True, eq=False)
-class _Tool:
-    span: Span
-    eid: int
-    name: str
-    call_id: str
-    ended_at: int | None = None
-    exception: str | None = None
-
-
-@dataclass(slots=True, eq=False)
-class _Run:
-    span: Span
-    context: otel_context.Context
-    recording: bool = True
-    propagate: bool = True
-    turn: Span | None = None
-    turn_context: otel_context.Context | None = None
-    turns: int = 0
-    chat: Span | None = None
-    chat_failed: bool = False
-    tools: dict[int, _Tool] = field(default_factory=dict)
-    by_call_id: dict[str, _Tool] = field(default_factory=dict)
-    descriptions: dict[str, str] = field(default_factory=dict)
-    tool_specs: tuple[ToolSpec, ...] | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: float = 0.0
-    model_known: bool = False
-    system_known: bool = False
-    aborted: bool = False
-    hook_failed: bool = False
-    error_type: str | None = None
-    error_message: str | None = None
-    last_reply: AssistantMessage | None = None
-    # capture_content: each message is encoded once (messages are immutable and the history
-    # shares them from call to call); the id is kept with the message so it cannot be reused.
-    fragments: dict[int, tuple[Any, str]] = field(default_factory=dict)
-    tool_definitions: str = ""
-    system_instructions: tuple[str, str] = ("", "")
-
-
-class _ToolScope:
-    """Makes a tool span current in the tool's thread or task; records what the tool raised."""
-
-    __slots__ = ("_span", "_token", "_redact")
-
-    def __init__(self, span: Span, redact: Callable[[str], str]) -> None:
-        self._span = span
-        self._token: object = None
-        self._redact = redact
-
-    def __enter__(self) -> Span:
-        self._token = otel_context.attach(trace.set_span_in_context(self._span))
-        return self._span
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        try:
-            if isinstance(exc, Exception):
-                trace_text = "".join(traceback.format_exception(type(exc), exc, tb))
-                self._span.record_exception(exc, attributes={  # no key in the message or the trace
-                    "exception.message": self._redact(str(exc)),
-                    "exception.stacktrace": self._redact(trace_text)})
-        finally:
-            otel_context.detach(self._token)  # type: ignore[arg-type]
 
 
 class TracingObserver(Journal):
@@ -337,7 +96,7 @@ class TracingObserver(Journal):
         conversation_id: str | None = None,
         config: AgentLoopConfig | None = None,
     ) -> None:
-        self._tracer: Tracer = trace.get_tracer(_INSTRUMENTATION, _version(), tracer_provider,
+        self._tracer: Tracer = trace.get_tracer(INSTRUMENTATION, library_version(), tracer_provider,
                                                 schema_url=SCHEMA_URL)
         self.capture_content = capture_content
         self.turn_spans = turn_spans
@@ -349,7 +108,7 @@ class TracingObserver(Journal):
         self._max_tokens = config.max_tokens if config is not None else None
         self._model: Model | None = config.model if config is not None else None
         self._secrets = known_secrets(config, ())
-        self._run: _Run | None = None
+        self._run: RunSpans | None = None
         self._servers: dict[str, tuple[str | None, int | None]] = {}
 
     def add_secrets(self, values: Sequence[str]) -> None:
@@ -426,11 +185,11 @@ class TracingObserver(Journal):
             return nullcontext()
         tool = run.tools.get(effect.id)
         if tool is not None:
-            return _ToolScope(tool.span, self._redact)
+            return ToolScope(tool.span, self._redact)
         # A sampled-out run still propagates its (unsampled) context, so the tool's own spans
         # are sampled out with it instead of starting traces of their own. Without an SDK there
         # is no context worth propagating.
-        return _ToolScope(run.span, self._redact) if run.propagate else nullcontext()
+        return ToolScope(run.span, self._redact) if run.propagate else nullcontext()
 
     def close(self) -> None:
         """End every span still open (a run abandoned with ``stream.close()`` never records
@@ -444,9 +203,9 @@ class TracingObserver(Journal):
         return scrub(text, self._secrets)
 
     def _json(self, value: Any) -> str:
-        return self._redact(_json_text(value))
+        return self._redact(json_text(value))
 
-    def _messages_json(self, run: _Run, messages: Sequence[Any]) -> str:
+    def _messages_json(self, run: RunSpans, messages: Sequence[Any]) -> str:
         # Only this call's messages are kept for the next call, so a transform_context hook
         # that builds new message objects every turn does not grow the cache.
         previous, current = run.fragments, {}
@@ -454,13 +213,13 @@ class TracingObserver(Journal):
         for message in messages:
             known = previous.get(id(message))
             if known is None or known[0] is not message:
-                known = (message, self._json(_message(message)))
+                known = (message, self._json(message_json(message)))
             current[id(message)] = known
             parts.append(known[1])
         run.fragments = current
         return "[" + ",".join(parts) + "]"
 
-    def _open_run(self, input: Input | None, now: int) -> _Run:
+    def _open_run(self, input: Input | None, now: int) -> RunSpans:
         attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
         if self.agent_name:
             attributes["gen_ai.agent.name"] = self.agent_name
@@ -479,12 +238,12 @@ class TracingObserver(Journal):
         name = f"invoke_agent {self.agent_name}" if self.agent_name else "invoke_agent"
         # Parent: whatever span is current where the run starts (the caller's request span...).
         span = self._tracer.start_span(name, None, SpanKind.INTERNAL, attributes, start_time=now)
-        run = _Run(span, trace.set_span_in_context(span), span.is_recording(), span.get_span_context().is_valid,
+        run = RunSpans(span, trace.set_span_in_context(span), span.is_recording(), span.get_span_context().is_valid,
                    model_known=model is not None)
         self._run = run
         return run
 
-    def _open_turn(self, run: _Run, now: int) -> None:
+    def _open_turn(self, run: RunSpans, now: int) -> None:
         if run.turn is not None:  # never expected: the core pairs turn_start and turn_end
             run.turn.end(now)
         run.turns += 1
@@ -497,7 +256,7 @@ class TracingObserver(Journal):
         run.turn = turn
         run.turn_context = trace.set_span_in_context(turn)
 
-    def _close_turn(self, run: _Run, event: TurnEndEvent, now: int) -> None:
+    def _close_turn(self, run: RunSpans, event: TurnEndEvent, now: int) -> None:
         turn = run.turn
         if turn is None:
             run.turn_context = None
@@ -524,7 +283,7 @@ class TracingObserver(Journal):
             known = self._servers[base_url] = (host, port)
         return known
 
-    def _open_chat(self, run: _Run, effect: CallLlm, now: int) -> None:
+    def _open_chat(self, run: RunSpans, effect: CallLlm, now: int) -> None:
         if run.turn_context is None:
             self._open_turn(run, now)
         model = effect.model
@@ -557,7 +316,7 @@ class TracingObserver(Journal):
             attributes["gen_ai.input.messages"] = self._messages_json(run, effect.messages)
             if effect.tools:
                 if not run.tool_definitions or run.tool_specs is not effect.tools:
-                    run.tool_definitions = self._json(_tool_definitions(effect.tools))
+                    run.tool_definitions = self._json(tool_definitions(effect.tools))
                 attributes["gen_ai.tool.definitions"] = run.tool_definitions
         if effect.tools is not run.tool_specs:
             run.tool_specs = effect.tools
@@ -575,7 +334,7 @@ class TracingObserver(Journal):
         run.chat = self._tracer.start_span(f"chat {model.id}", run.turn_context, SpanKind.CLIENT, attributes,
                                            start_time=now)
 
-    def _reply_ended(self, run: _Run, message: AssistantMessage, now: int) -> None:
+    def _reply_ended(self, run: RunSpans, message: AssistantMessage, now: int) -> None:
         stop = message.stop_reason
         failed = stop == "error" or stop == "aborted"
         run.last_reply = message
@@ -593,7 +352,7 @@ class TracingObserver(Journal):
         if chat is None:
             return  # a loop hook failed: an error reply without a model call
         run.chat = None
-        attributes: dict[str, Any] = {"gen_ai.response.finish_reasons": (_FINISH.get(stop, stop),)}
+        attributes: dict[str, Any] = {"gen_ai.response.finish_reasons": (FINISH_REASONS.get(stop, stop),)}
         if message.model:
             attributes["gen_ai.response.model"] = message.model
         if message.response_id:
@@ -609,7 +368,7 @@ class TracingObserver(Journal):
         chat.end(now)
 
     @staticmethod
-    def _usage(run: _Run, usage: Usage, attributes: dict[str, Any]) -> None:
+    def _usage(run: RunSpans, usage: Usage, attributes: dict[str, Any]) -> None:
         # agentcore's Usage keeps disjoint buckets (input excludes cached tokens); the
         # conventions' input_tokens counts every input token, cached ones included.
         cache_read, cache_write = usage.cache_read, usage.cache_write
@@ -629,7 +388,7 @@ class TracingObserver(Journal):
         run.cache_write += cache_write
         run.cost += cost
 
-    def _open_tool(self, run: _Run, effect: ExecuteTool, now: int) -> None:
+    def _open_tool(self, run: RunSpans, effect: ExecuteTool, now: int) -> None:
         if run.turn_context is None:
             self._open_turn(run, now)
         call = effect.tool_call
@@ -646,11 +405,11 @@ class TracingObserver(Journal):
             attributes["gen_ai.tool.call.arguments"] = self._json(thaw(effect.args))
         span = self._tracer.start_span(f"execute_tool {call.name}", run.turn_context, SpanKind.INTERNAL,
                                        attributes, start_time=now)
-        tool = _Tool(span, effect.id, call.name, call.id)
+        tool = ToolSpan(span, effect.id, call.name, call.id)
         run.tools[effect.id] = tool
         run.by_call_id[call.id] = tool
 
-    def _tool_ended(self, run: _Run, event: ToolExecutionEndEvent, now: int) -> None:
+    def _tool_ended(self, run: RunSpans, event: ToolExecutionEndEvent, now: int) -> None:
         tool = run.by_call_id.pop(event.tool_call_id, None)
         if tool is None:
             # Never executed (unknown tool, invalid arguments, blocked, aborted, cut off).
@@ -678,7 +437,7 @@ class TracingObserver(Journal):
                     span.set_status(Status(StatusCode.ERROR, "the tool returned an error result"))
         span.end(tool.ended_at or now)
 
-    def _end_run(self, run: _Run, now: int, superseded: bool = False) -> None:
+    def _end_run(self, run: RunSpans, now: int, superseded: bool = False) -> None:
         for tool in run.tools.values():
             tool.span.set_attribute("error.type", "not_finished")
             tool.span.set_status(Status(StatusCode.ERROR, "the run ended before the tool finished"))
@@ -722,13 +481,3 @@ class TracingObserver(Journal):
         span.end(now)
         if self._run is run:
             self._run = None
-
-
-@functools.cache
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("agentcore-fx")
-    except Exception:
-        return "0"
