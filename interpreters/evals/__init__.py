@@ -11,7 +11,7 @@ scores.
   :func:`rescore`.
 """
 
-from .dataset import Case, Dataset
+from .dataset import AgentSpec, Case, Dataset
 from .evaluators import (
     Contains,
     Equals,
@@ -28,7 +28,7 @@ from .evaluators import (
 )
 from .judge import LLMJudge
 from .report import CaseRun, Change, EvalReport, rescore
-from .run import AgentSpec, aevaluate, evaluate
+from .run import aevaluate, evaluate
 
 __all__ = [
     "AgentSpec",

@@ -1,4 +1,5 @@
-"""Datasets: the cases of an eval, in code or in a YAML or JSON file.
+"""Datasets: the cases of an eval, in code or in a YAML or JSON file, and the agent they run
+against (:class:`AgentSpec`).
 
 The file form (``docs/evals.md`` has it with an example)::
 
@@ -18,16 +19,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcore import AssistantMessage, TextContent, UserMessage
+from agentcore import AgentContext, AgentLoopConfig, AssistantMessage, TextContent, UserMessage
 
 from .evaluators import Evaluator, make_evaluator
 
-__all__ = ["Case", "Dataset"]
+__all__ = ["AgentSpec", "Case", "Dataset"]
 
 
 @dataclass(frozen=True)
@@ -160,3 +161,13 @@ def _yaml() -> Any:
         raise ImportError("YAML datasets need PyYAML: pip install 'agentcore-fx[evals]' (or use a .json file)") \
             from None
     return yaml
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The agent an eval runs: its context (system prompt, tools), config (model, hooks) and
+    stream function (``None``: the HTTP provider of the config's model)."""
+
+    context: AgentContext
+    config: AgentLoopConfig
+    stream_fn: Callable[..., Any] | None = None

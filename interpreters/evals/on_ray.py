@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .dataset import Case, Dataset
+from .dataset import AgentSpec, Case, Dataset
 from .evaluators import Evaluator, Trajectory
 from .report import CaseRun, EvalReport, score_run
 
@@ -34,8 +34,6 @@ class _Factories:
         return Case(name, prompt, expected, metadata)
 
     def spec(self, job: Any) -> Any:
-        from .run import AgentSpec
-
         spec = self.agent if isinstance(self.agent, AgentSpec) else self.agent(self.case(job))
         return spec
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .report import EvalReport
+from typing import Any
 
 __all__ = ["write_page"]
 
@@ -42,7 +39,7 @@ def _transcript_page(transcript: Path) -> Path | None:
     return out
 
 
-def write_page(report: EvalReport, path: Path) -> None:
+def write_page(report: Any, path: Path) -> None:
     """Write ``report`` to ``path`` as HTML, and each run's transcript page beside its transcript."""
     rates = report.pass_rates()
     rows = []

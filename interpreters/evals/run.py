@@ -16,31 +16,18 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from agentcore import AgentContext, AgentLoopConfig
-
 from ..streams.cassette import Cassette, CassetteMiss
 from ..transcript import TranscriptRecorder
-from .dataset import Case, Dataset
+from .dataset import AgentSpec, Case, Dataset
 from .evaluators import Evaluator, Trajectory
 from .report import CaseRun, EvalReport, score_run
 
 __all__ = ["AgentSpec", "MODES", "evaluate", "aevaluate"]
 
 MODES: Final = ("none", "once", "all", "refresh")
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """The agent an eval runs: its context (system prompt, tools), config (model, hooks) and
-    stream function (``None``: the HTTP provider of the config's model)."""
-
-    context: AgentContext
-    config: AgentLoopConfig
-    stream_fn: Callable[..., Any] | None = None
 
 
 def _spec_of(agent: AgentSpec | Callable[[Case], AgentSpec], case: Case) -> AgentSpec:

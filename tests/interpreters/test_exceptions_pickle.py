@@ -35,12 +35,12 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from agentcore.codec import CodecError
     from interpreters.agent import AgentBusyError
     from interpreters.cli.common import Interrupted, UsageError
+    from interpreters.mcp import MCPServerError, MCPToolError
     from interpreters.pytest_plugin import AgentRecordingDrift, AgentRecordingRefreshed
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
     from interpreters.replay.recovery import AlreadyResumed
     from interpreters.runtime.driver import InterpreterError
-    from interpreters.mcp import MCPServerError, MCPToolError
     from interpreters.signal import StopRun
     from interpreters.streams.cassette import CassetteMiss, Difference, Recording
     from interpreters.transcript import TranscriptError
