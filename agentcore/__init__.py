@@ -101,7 +101,6 @@ from .machine import (
     StepResult,
     awaits,
     step,
-    stream_event_problem,
     transition,
 )
 from .messages import (
@@ -127,6 +126,7 @@ from .messages import (
     UserMessage,
 )
 from .records import Record, replace
+from .reply import stream_event_problem
 from .state import SUSPENSION_VERSION, LoopState, Phase, Suspension, initial_state
 from .stream import (
     DoneEvent,

@@ -70,7 +70,7 @@ from typing import Any, Final, Literal, TypeAlias
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
-from . import batch, hooks
+from . import batch, hooks, reply
 from .call_ids import take_call_ids, taken_call_ids
 from .config import AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
@@ -121,12 +121,9 @@ from .messages import (
     AgentMessage,
     AssistantMessage,
     Model,
-    TextContent,
-    ThinkingContent,
     ThinkingLevel,
-    ToolCall,
 )
-from .records import Record, replace, type_problem
+from .records import Record, type_problem
 from .state import (
     AwaitingConvert,
     AwaitingFollowUps,
@@ -148,32 +145,16 @@ from .state import (
 from .stream import (
     DoneEvent,
     ErrorEvent,
-    PartialAssistantMessage,
-    StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
 )
 from .texts import (
     CONTINUE_EMPTY_TEXT,
     CONTINUE_FROM_ASSISTANT_TEXT,
-    NO_ERROR_MESSAGE_TEXT,
     REQUEST_ABORTED_TEXT,
     bad_answer_text,
     hook_failed_text,
-    not_a_stream_event_text,
     not_awaited_text,
     not_expected_text,
     stream_closing_text,
-    stream_field_text,
-    stream_order_text,
-    stream_payload_text,
 )
 from .tools import spec_of, tool_policies
 
@@ -186,7 +167,6 @@ __all__ = [
     "StepResult",
     "awaits",
     "step",
-    "stream_event_problem",
     "transition",
 ]
 
@@ -204,72 +184,10 @@ class Rejection(Record, frozen=True):
 
 StepResult: TypeAlias = Result[tuple[LoopState, tuple[Effect, ...]], Rejection]
 
+_DELTA_KIND: Final = reply.DELTA_KIND
+_PARTIAL_TYPES: Final = reply.PARTIAL_TYPES
 _AGENT_START: Final = AgentStartEvent()
 _TURN_START: Final = TurnStartEvent()
-
-
-# --------------------------------------------------------------------------- the stream protocol
-
-# Block event type -> (the kind of block it belongs to, what it does to the block).
-_BLOCK_EVENT: Final[dict[type, tuple[str, Literal["start", "delta", "end"]]]] = {
-    TextStartEvent: ("text", "start"), TextDeltaEvent: ("text", "delta"), TextEndEvent: ("text", "end"),
-    ThinkingStartEvent: ("thinking", "start"), ThinkingDeltaEvent: ("thinking", "delta"),
-    ThinkingEndEvent: ("thinking", "end"),
-    ToolCallStartEvent: ("toolCall", "start"), ToolCallDeltaEvent: ("toolCall", "delta"),
-    ToolCallEndEvent: ("toolCall", "end"),
-}
-_DELTA_KIND: Final[dict[type, str]] = {t: kind for t, (kind, role) in _BLOCK_EVENT.items() if role == "delta"}
-_PARTIAL_TYPES: Final = (PartialAssistantMessage, AssistantMessage)
-_EVENT_TYPES: Final = frozenset(_BLOCK_EVENT) | {StartEvent, DoneEvent, ErrorEvent}
-_EVENT_FIELDS: Final[dict[type, tuple[str, type]]] = {
-    TextEndEvent: ("content", TextContent), ThinkingEndEvent: ("content", ThinkingContent),
-    ToolCallEndEvent: ("tool_call", ToolCall),
-}
-"""The block an end event closes, and its type (what the fold of the reply reads from it). A
-delta is not looked at here: the deltas of a stream go to the core without a check (it folds
-the stream function's own partial)."""
-
-
-def stream_event_problem(event: Any) -> str | None:
-    """What is wrong with ``event`` as a stream event on its own (``None``: nothing).
-
-    Checks its type, the type of the message it carries (``partial``, a done event's
-    ``message``, an error event's ``error``) and of the block an end event closes; where it
-    stands in the stream is the core's business. Interpreters call this on what a stream function yields before feeding it, so a
-    transcript only ever holds real stream events.
-
-    >>> print(stream_event_problem({"type": "text_delta"}))  # doctest: +ELLIPSIS
-    Stream protocol error: the stream function yielded a dict ({'type': 'text_delta'}), not a stream event ...
-    >>> stream_event_problem(ErrorEvent("error", "rate limited"))[:12]
-    'rate limited'
-    """
-    kind = type(event)
-    if kind not in _EVENT_TYPES:
-        return not_a_stream_event_text(event)
-    if kind is DoneEvent:
-        if not isinstance(event.message, _PARTIAL_TYPES):
-            return stream_payload_text("done", "message", event.message)
-        return None
-    if kind is ErrorEvent:
-        if not isinstance(event.error, _PARTIAL_TYPES):
-            return stream_payload_text("error", "error", event.error)
-        return None
-    if not isinstance(event.partial, _PARTIAL_TYPES):
-        return stream_payload_text(event.type, "partial", event.partial)
-    if kind is not StartEvent and type(event.content_index) is not int:
-        return (f"Stream protocol error: the {event.type} event's content_index was "
-                f"{event.content_index!r}; expected the integer index of its content block")
-    read = _EVENT_FIELDS.get(kind)
-    if read is not None and not isinstance(getattr(event, read[0]), read[1]):
-        return stream_field_text(event.type, read[0], getattr(event, read[0]), read[1].__name__)
-    return None
-
-
-def _finished(partial: PartialAssistantMessage | AssistantMessage, **header: Any) -> AssistantMessage:
-    """The reply as it stands, closed with ``header`` changes (either kind of partial)."""
-    if type(partial) is PartialAssistantMessage:
-        return partial.to_message(**header)
-    return replace(partial, **header)
 
 
 # --------------------------------------------------------------------------- the turn, as a table
@@ -701,87 +619,25 @@ def _drop_stream(s: Draft) -> None:
     if phase.partial is None:
         _abort_now(s)
     else:
-        final = _finished(phase.partial, stop_reason="aborted", error_message=REQUEST_ABORTED_TEXT)
+        final = reply.finished(phase.partial, stop_reason="aborted", error_message=REQUEST_ABORTED_TEXT)
         _close_turn_with(s, final, started=True)
-
-
-def _aborted_reply(event: DoneEvent | ErrorEvent) -> AssistantMessage:
-    """The final message of a stream that ended after an abort, as the aborted reply: its
-    content, usage and error text (``Request was aborted`` when it gave none) are kept."""
-    if isinstance(event, ErrorEvent):
-        final = _error_reply(event)
-        return final if final.stop_reason == "aborted" else replace(final, stop_reason="aborted")
-    message: Any = event.message
-    return _finished(message, stop_reason="aborted", error_message=message.error_message or REQUEST_ABORTED_TEXT)
 
 
 # --------------------------------------------------------------------------- the model's reply
 
 
 def _on_stream_event(s: Draft, inp: StreamEventReceived) -> None:
-    """Every stream event but the deltas of open blocks (``transition`` takes those at once)."""
+    """Every stream event but the deltas of open blocks (``transition`` takes those at once):
+    the reply's own machine (:func:`agentcore.reply.take`) says what became of the reply."""
     phase = s.phase
     assert isinstance(phase, Streaming)
-    event: Any = inp.event
-    problem = stream_event_problem(event)
-    if s.aborted:  # the abort waits for the stream's final event (_check lets no other through)
-        if problem is not None:
-            return _drop_stream(s)
-        return _reply_finished(s, _aborted_reply(event), started=phase.partial is not None)
-    if problem is not None:
-        return _stream_broken(s, problem)
-    kind = type(event)
-    if kind is DoneEvent:
-        final = event.message
-        if type(final) is PartialAssistantMessage:
-            final = final.to_message(stop_reason=event.reason if event.reason in ("stop", "length", "toolUse")
-                                     else "stop")
-        return _reply_finished(s, final, started=phase.partial is not None)
-    if kind is ErrorEvent:
-        return _reply_finished(s, _error_reply(event), started=phase.partial is not None)
-    if kind is StartEvent:
-        if phase.partial is not None:
-            return _stream_broken(s, stream_order_text("start", "a second time"))
-        s.emit(MessageStartEvent(event.partial))
-        s.phase = Streaming(phase.id, event.partial)
-        return None
-    block, role = _BLOCK_EVENT[kind]
-    if phase.partial is None:
-        return _stream_broken(s, stream_order_text(event.type, "before the stream's start event"))
-    index, blocks = event.content_index, phase.blocks
-    if role == "start":
-        if index != len(blocks):
-            return _stream_broken(s, stream_order_text(
-                event.type, f"for content block {index}, but the next new block is {len(blocks)}"))
-        blocks = blocks + (block,)
-    else:
-        if not 0 <= index < len(blocks):
-            return _stream_broken(s, stream_order_text(
-                event.type, f"for content block {index}, which was never started"))
-        if blocks[index] != block:
-            state = "had already ended" if blocks[index] == "" else f"is a {blocks[index]} block"
-            return _stream_broken(s, stream_order_text(
-                event.type, f"for content block {index}, which {state}"))
-        if role == "end":
-            blocks = blocks[:index] + ("",) + blocks[index + 1:]
-    s.emit(MessageUpdateEvent(event.partial, event))
-    s.phase = Streaming(phase.id, event.partial, blocks)
-    return None
-
-
-def _error_reply(event: ErrorEvent) -> AssistantMessage:
-    """The final message of an error event: an error, whatever its message says."""
-    error: Any = event.error
-    reason: Literal["error", "aborted"] = "aborted" if event.reason == "aborted" else "error"
-    if type(error) is PartialAssistantMessage:
-        error = error.to_message()
-    changes: dict[str, Any] = {}
-    if error.stop_reason not in ("error", "aborted"):
-        changes["stop_reason"] = reason
-    if not error.error_message:
-        changes["error_message"] = NO_ERROR_MESSAGE_TEXT
-    final: AssistantMessage = replace(error, **changes) if changes else error
-    return final
+    outcome = reply.take(s, inp.event)
+    if type(outcome) is reply.Ended:
+        _reply_finished(s, outcome.message, started=outcome.started)
+    elif type(outcome) is reply.Broken:
+        _stream_broken(s, outcome.text)
+    elif type(outcome) is reply.Dropped:
+        _drop_stream(s)
 
 
 def _stream_broken(s: Draft, text: str) -> None:
@@ -797,7 +653,7 @@ def _stream_ended(s: Draft, text: str) -> None:
     phase = s.phase
     assert isinstance(phase, Streaming)
     if phase.partial is not None:
-        final = _finished(phase.partial, stop_reason="error", error_message=text)
+        final = reply.finished(phase.partial, stop_reason="error", error_message=text)
     else:
         final = _synthetic_reply(s, "error", text)
     _reply_finished(s, final, started=phase.partial is not None)
@@ -922,7 +778,7 @@ def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect,
     """
     phase = state.phase
     if type(input) is StreamEventReceived and type(phase) is Streaming:
-        # The hot path: a delta of an open block only replaces the phase.
+        # The hot path (the reply's, inlined): a delta of an open block only replaces the phase.
         event: Any = input.event
         kind = _DELTA_KIND.get(type(event))
         if kind is not None and input.id == phase.id and not state.run.aborted:

@@ -22,7 +22,7 @@ from agentcore import (
     step,
 )
 from agentcore.effects import RunSuspended
-from agentcore.machine import stream_event_problem
+from agentcore.reply import stream_event_problem
 from agentcore.state import Finished
 
 from ..runtime.gc_pause import paused_gc

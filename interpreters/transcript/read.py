@@ -33,9 +33,9 @@ from agentcore.inputs import (
     SteeringPolled,
     StreamEventReceived,
 )
-from agentcore.machine import stream_event_problem
 from agentcore.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
 from agentcore.records import fields_problem, kind_of, messages_problem, type_problem
+from agentcore.reply import stream_event_problem
 from agentcore.stream import (
     DoneEvent,
     ErrorEvent,
