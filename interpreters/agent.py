@@ -67,21 +67,16 @@ from agentcore.messages import (
     ThinkingLevel,
     UserMessage,
 )
-from agentcore.records import replace
+from agentcore.records import is_message, replace
+from agentcore.resumption import checked_suspension
 from agentcore.state import Suspension
 from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode, check_tools
 
 from . import aio
+from .runtime.checks import prompt_messages
 from .runtime.clock import now_ms
-from .runtime.driver import (
-    Journals,
-    checked_suspension,
-    failure_text,
-    is_message,
-    observers,
-    prompt_messages,
-    with_signal,
-)
+from .runtime.hooks import failure_text, with_signal
+from .runtime.journal import Journals, observers
 from .signal import AbortSignal
 
 __all__ = [

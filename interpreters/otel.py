@@ -97,7 +97,7 @@ from agentcore import (
     thaw,
 )
 
-from .runtime.driver import Journal
+from .runtime.journal import Journal
 from .secrets import known_secrets, merge_secrets, scrub
 
 __all__ = [

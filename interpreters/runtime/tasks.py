@@ -43,16 +43,9 @@ from agentcore import (
 )
 
 from ..signal import AbortSignal
-from .driver import (
-    END,
-    WAIT,
-    WAKE,
-    ModelCall,
-    Returned,
-    Run,
-    ToolRun,
-    hook_call,
-)
+from .calls import ModelCall, ToolRun
+from .hooks import Returned, hook_call
+from .run import END, WAIT, WAKE, Run
 
 __all__ = ["AgentEventStream", "AsyncRun", "default_stream_fn"]
 
@@ -113,9 +106,9 @@ def default_stream_fn() -> Callable[..., Any] | None:
 
 
 class AsyncRun(Run):
-    """One run of the loop under this interpreter: a :class:`~interpreters.runtime.driver.Run` that
+    """One run of the loop under this interpreter: a :class:`~interpreters.runtime.run.Run` that
     carries the core's effects out in an asyncio task (tools as tasks or on worker threads);
-    ``AgentEventStream`` drives it. Its :class:`~interpreters.runtime.driver.AnswerOrder` decides in
+    ``AgentEventStream`` drives it. Its :class:`~interpreters.runtime.run.AnswerOrder` decides in
     which order the answers it waits for reach the core. The twin of
     :class:`interpreters.runtime.threads.SyncRun`, method for method."""
 
@@ -309,11 +302,11 @@ class AsyncRun(Run):
     async def api_key(self, effect: CallLlm) -> tuple[bool, str | None]:
         """The key of a model call: ``get_api_key`` (awaited, or on a worker thread) wins over
         ``api_key``. ``(False, None)`` when the run was aborted meanwhile."""
-        ask = self.key_call(effect)
+        ask = self.keys.call(effect)
         if ask is None:
-            return True, self.resolved_key(effect, None)
+            return True, self.keys.resolved(effect, None)
         returned = await self.interruptibly(ask.fn, *ask.args, **ask.kwargs)
-        return (False, None) if returned is None else (True, self.resolved_key(effect, returned))
+        return (False, None) if returned is None else (True, self.keys.resolved(effect, returned))
 
     async def call_llm(self, effect: CallLlm) -> AsyncIterator[AgentEvent]:
         call, signal = ModelCall(self, effect), self.signal

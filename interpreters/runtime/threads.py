@@ -43,17 +43,9 @@ from agentcore import (
 )
 
 from ..signal import AbortSignal
-from .driver import (
-    END,
-    FATAL,
-    WAIT,
-    WAKE,
-    ModelCall,
-    Returned,
-    Run,
-    ToolRun,
-    hook_call,
-)
+from .calls import ModelCall, ToolRun
+from .hooks import FATAL, Returned, hook_call
+from .run import END, WAIT, WAKE, Run
 
 __all__ = ["ASYNC_STREAM_FN", "AgentEventStream", "StreamFn", "SyncRun", "default_stream_fn"]
 
@@ -123,9 +115,9 @@ _tool_threads = _ToolThreads()
 
 
 class SyncRun(Run):
-    """One run of the loop under this interpreter: a :class:`~interpreters.runtime.driver.Run` that
+    """One run of the loop under this interpreter: a :class:`~interpreters.runtime.run.Run` that
     carries the core's effects out in the calling thread (tools inline or on worker threads);
-    ``AgentEventStream`` drives it. Its :class:`~interpreters.runtime.driver.AnswerOrder` decides in
+    ``AgentEventStream`` drives it. Its :class:`~interpreters.runtime.run.AnswerOrder` decides in
     which order the answers it waits for reach the core. The twin of
     :class:`interpreters.runtime.tasks.AsyncRun`, method for method."""
 
@@ -230,11 +222,11 @@ class SyncRun(Run):
     def api_key(self, effect: CallLlm) -> tuple[bool, str | None]:
         """The key of a model call: ``get_api_key`` (on a worker thread) wins over ``api_key``.
         ``(False, None)`` when the run was aborted meanwhile."""
-        ask = self.key_call(effect)
+        ask = self.keys.call(effect)
         if ask is None:
-            return True, self.resolved_key(effect, None)
+            return True, self.keys.resolved(effect, None)
         returned = self.interruptibly(ask.fn, *ask.args, **ask.kwargs)
-        return (False, None) if returned is None else (True, self.resolved_key(effect, returned))
+        return (False, None) if returned is None else (True, self.keys.resolved(effect, returned))
 
     def call_llm(self, effect: CallLlm) -> Generator[AgentEvent, None, None]:
         call = ModelCall(self, effect)
