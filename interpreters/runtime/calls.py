@@ -80,7 +80,8 @@ class ModelCall:
     otherwise, :meth:`end` feeds ``StreamFailed`` and the core closes the reply itself."""
 
     __slots__ = ("run", "effect", "id", "signal", "failure", "over", "fold", "feed_core", "clock", "pending",
-                 "opened", "waiting", "deadline", "start_timeout_ms", "stream_signal", "unlink")
+                 "opened", "waiting", "deadline", "start_timeout_ms", "stream_signal", "unlink", "source", "read",
+                 "awaited")
 
     def __init__(self, run: Run, effect: CallLlm) -> None:
         self.run = run
@@ -107,6 +108,12 @@ class ModelCall:
         """The signal the stream function gets: the run's, or, with a start timeout, its own
         (following the run's), aborted when the stream does not start in time."""
         self.unlink: Callable[[], None] = nothing
+        self.source: Any = None
+        """What the runner closes once the reply is over (the stream it opened)."""
+        self.read: Callable[[], Any] = _no_stream
+        """How the runner reads the stream's next item (set by the runner that opened it)."""
+        self.awaited = False
+        """Whether :attr:`read` gives an awaitable (the asyncio runner)."""
         if ms:
             own = self.stream_signal = AbortSignal()
             run_signal = self.signal
@@ -155,6 +162,12 @@ class ModelCall:
         else:
             deadline = self.grace_deadline()
         return time.monotonic() < deadline
+
+    def may_read(self) -> bool:
+        """Whether to read the stream's next item: no abort, or the stream is read on for its
+        final event (checked before each read: a wait that has begun ends only when the abort
+        cancels it, which misses an abort given while the runner was elsewhere)."""
+        return not self.signal.aborted or self.reads_on()
 
     def grace_text(self) -> str:
         return f"the stream did not end within {self.run.stream_grace:g} s of the abort"
@@ -296,6 +309,10 @@ class ToolRun:
 
 
 _NO_SCOPE: Final = nullcontext()
+
+
+def _no_stream() -> Any:
+    return END
 
 
 def stream_start_timeout_text(ms: int) -> str:

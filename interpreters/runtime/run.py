@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, final
+from typing import Any, Final
 
 from agentcore import (
     ABORTED_TEXT,
@@ -36,42 +36,12 @@ from agentcore.state import Suspended
 from ..signal import AbortSignal
 from .checks import tool_registry
 from .deadlines import Deadlines
-from .hooks import FATAL, HookCall, KeyLookup, Returned, failure_text
+from .hooks import FATAL, HookCall, KeyLookup, Returned, failure_text, hook_call
 from .journal import Driver, Journals
 from .keys import Keys
+from .markers import END, WAIT, WAKE, Marker, nothing
 
 __all__ = ["AS_THEY_ARRIVE", "END", "WAIT", "WAKE", "AnswerOrder", "Marker", "Run", "nothing"]
-
-
-@final
-class Marker:
-    """A named sentinel a runner and its run pass each other (never fed to the core)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-WAIT: Final = Marker("WAIT")
-"""What an :class:`AnswerOrder` gives when nothing is to be fed yet, and what
-:meth:`Run.effects` gives when the run has nothing to do but wait: the runner waits for the
-next item of its inbox."""
-
-WAKE: Final = Marker("WAKE")
-"""What a runner posts to its inbox when the run's signal fires: the wake-up that has the
-abort fed."""
-
-END: Final = Marker("END")
-"""What a runner gives :meth:`~interpreters.runtime.calls.ModelCall.received` when the stream
-has no more events."""
-
-
-def nothing() -> None:
-    return None
 
 
 class AnswerOrder:
@@ -298,12 +268,17 @@ class Run:
             if id_ not in self.running:
                 return False
             self.running.discard(id_)
-            self.deadlines.drop(id_)
+            if self.deadlines.tools:
+                self.deadlines.drop(id_)
         elif isinstance(item, ToolUpdated):
             return id_ in self.running  # not progress reported after the tool returned
         return awaits(self.driver.state, id_)
 
     # -- hooks
+
+    def hook_of(self, effect: Effect | KeyLookup) -> HookCall | None:
+        """The call that carries out a hook effect (``None``: the run ended, an abort, first)."""
+        return None if self.ended else hook_call(effect, self.config, self.registry, self.signal)
 
     def hook_returned(self, effect: Effect | KeyLookup, call: HookCall, returned: Returned | None) -> None:
         """Feed what the hook of ``effect`` gave: its answer, or ``HookFailed``; the abort when
@@ -332,6 +307,8 @@ class Run:
     def wait_limit(self) -> float | None:
         """Seconds the runner may wait for the next answer before :meth:`waited_too_long` has
         work to do (``None``: no limit)."""
+        if not self.deadlines.tools and not self.abort_fed:
+            return None
         return self.deadlines.limit(self.abort_fed and bool(self.running))
 
     def waited_too_long(self) -> list[int]:
@@ -390,7 +367,7 @@ class Run:
             or not self.order.runs_tools_inline
             or getattr(tool.execute, "reports_progress", True) is not False
             or len(self.running) != 1
-            or effect.id in self.deadlines
+            or effect.id in self.deadlines.tools
             or any(isinstance(e, ExecuteTool) for e in self.pending)
         ):
             return None

@@ -61,7 +61,7 @@ from agentcore.texts import (
 )
 from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
 from interpreters.runtime.run import Run
-from interpreters.runtime.threads import ASYNC_STREAM_FN
+from interpreters.runtime.thread_waits import ASYNC_STREAM_FN
 from interpreters.streams.scripted import tool_call
 from tests.support.events import types
 from tests.support.flavours import ASYNCIO, SYNC, Flavour
