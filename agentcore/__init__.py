@@ -127,6 +127,7 @@ from .messages import (
 )
 from .records import Record, replace
 from .reply import stream_event_problem
+from .resumption import checked_suspension, refuse_redacted, resumed_input, suspended_state, with_config_model
 from .state import SUSPENSION_VERSION, LoopState, Phase, Suspension, initial_state
 from .stream import (
     DoneEvent,
@@ -162,6 +163,11 @@ __version__ = "0.5.0"
 __all__ = [
     "Record",
     "replace",
+    "checked_suspension",
+    "refuse_redacted",
+    "resumed_input",
+    "suspended_state",
+    "with_config_model",
     "ABORTED_TEXT",
     "BLOCKED_TEXT",
     "DENIED_TEXT",

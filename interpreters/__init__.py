@@ -14,7 +14,7 @@ class of every observer given as ``journal=``.
 """
 
 from . import moved
-from .runtime.driver import InterpreterError, Journal
+from .runtime.journal import InterpreterError, Journal
 from .signal import AbortSignal
 from .streams.scripted import ScriptedModel
 from .sync import (

@@ -21,18 +21,13 @@ from agentcore import (
     Suspension,
     initial_state,
 )
+from agentcore.resumption import resumed_input, suspended_state
 
 from .replay.recovery import with_transcript
+from .runtime.checks import check_run_arguments, prompt_messages
 from .runtime.clock import now_ms
-from .runtime.driver import (
-    FATAL,
-    Journals,
-    check_run_arguments,
-    deliver,
-    prompt_messages,
-    resumed_input,
-    suspended_state,
-)
+from .runtime.hooks import FATAL, deliver
+from .runtime.journal import Journals
 from .runtime.threads import AgentEventStream, StreamFn, SyncRun
 from .signal import AbortSignal
 

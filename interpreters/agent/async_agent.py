@@ -23,18 +23,15 @@ from agentcore.messages import (
     ThinkingLevel,
     UserMessage,
 )
+from agentcore.resumption import checked_suspension
 from agentcore.state import Suspension
 from agentcore.tools import AgentTool, AgentToolResult, PendingCall, ToolExecutionMode
 
 from .. import aio
+from ..runtime.checks import prompt_messages
 from ..runtime.clock import now_ms
-from ..runtime.driver import (
-    Journals,
-    checked_suspension,
-    failure_text,
-    observers,
-    prompt_messages,
-)
+from ..runtime.hooks import failure_text
+from ..runtime.journal import Journals, observers
 from ..signal import AbortSignal
 from .listeners import AgentListeners
 from .queues import AgentQueues

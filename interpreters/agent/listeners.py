@@ -12,7 +12,7 @@ from typing import Any
 from agentcore.events import AgentEndEvent, AgentEvent
 from agentcore.messages import AssistantMessage, Model
 
-from ..runtime.driver import with_signal
+from ..runtime.hooks import with_signal
 from .state import AgentListener, AgentState, RunBook
 
 __all__ = ["AgentListeners"]

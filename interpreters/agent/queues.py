@@ -7,9 +7,8 @@ from collections import deque
 from collections.abc import Callable
 
 from agentcore.messages import AgentMessage, TextContent, UserMessage
-from agentcore.records import replace
+from agentcore.records import is_message, replace
 
-from ..runtime.driver import is_message
 from .state import QueueMode, check_mode, check_timestamp
 
 __all__ = ["AgentQueues"]

@@ -42,7 +42,7 @@ from agentcore import (
     thaw,
 )
 
-from ..runtime.driver import Journal
+from ..runtime.journal import Journal
 from ..secrets import known_secrets, merge_secrets, scrub
 from .attributes import (
     FINISH_REASONS,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from agentcore import AgentLoopConfig
 
 from ..replay import Divergence, ReplayDivergence, ReplayOptions, replay, replay_llm
-from ..runtime.driver import failure_text
+from ..runtime.hooks import failure_text
 from ..transcript import TranscriptError, read_transcript
 from .cluster import ensure_ray
 from .progress import Progress

@@ -52,7 +52,7 @@ from typing import Any, Literal
 from agentcore import AgentContext, AgentLoopConfig, AgentTool, Decision, Suspension
 from agentcore.records import replace
 
-from ..runtime.driver import failure_text
+from ..runtime.hooks import failure_text
 from ..transcript import FlushMode
 from .cluster import NodeInfo, NodeWatcher, ensure_ray, is_lost, is_unavailable, worker_nodes
 from .jobs import JobLike, RunJob, RunResult, as_job, transcript_name

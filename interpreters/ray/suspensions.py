@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcore import AgentLoopConfig, Decision, Model, Resumed, Suspension
+from agentcore.resumption import resumed_input, suspended_state
 
-from ..runtime.driver import resumed_input, suspended_state
 from ..transcript import Transcript, read_transcript
 
 __all__ = ["Resumption", "decisions_problem", "records_decisions_on"]

@@ -11,7 +11,7 @@ from typing import Any
 from agentcore import AgentTool, AgentToolResult
 from agentcore.records import replace
 
-from ..runtime.driver import failure_text
+from ..runtime.hooks import failure_text
 from ..signal import AbortSignal
 from .cluster import ray_module
 

@@ -21,7 +21,7 @@ from agentcore.records import replace
 
 from ..replay.recovery import aresume, continue_transcript, transcript_difference
 from ..runtime.clock import now_ms
-from ..runtime.driver import failure_text
+from ..runtime.hooks import failure_text
 from ..transcript import FlushMode, TranscriptError, TranscriptRecorder
 from .jobs import RunJob, RunResult, transcript_name
 from .suspensions import Resumption, decisions_problem, records_decisions_on

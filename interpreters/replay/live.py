@@ -26,7 +26,8 @@ from agentcore.codec import to_json
 from agentcore.inputs import Resumed
 from agentcore.records import replace
 
-from ..runtime.driver import WAIT, AnswerOrder, Journal, Run
+from ..runtime.journal import Journal
+from ..runtime.run import WAIT, AnswerOrder, Run
 from ..secrets import known_secrets
 from ..signal import AbortSignal
 from ..streams.recorded import RecordedModel

@@ -61,10 +61,11 @@ from agentcore import (
 from agentcore.codec import to_json
 from agentcore.effects import RunSuspended
 from agentcore.records import replace
+from agentcore.resumption import with_config_model
 from agentcore.state import Finished, Suspended
 
 from ..runtime.clock import now_ms
-from ..runtime.driver import Journals, observers, with_config_model
+from ..runtime.journal import Journals, observers
 from ..secrets import REDACTED
 from ..signal import AbortSignal
 from ..transcript import (

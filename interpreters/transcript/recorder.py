@@ -1,6 +1,6 @@
 """The transcript recorder: a journal that writes a run's transcript as it happens.
 
-:class:`TranscriptRecorder` is a :class:`~interpreters.runtime.driver.Journal`: give it to any
+:class:`TranscriptRecorder` is a :class:`~interpreters.runtime.journal.Journal`: give it to any
 interpreter as ``journal=``. Every line is written whole, with one ``write`` call of the
 complete line including its ``"\\n"``: a line without its newline is a torn write from a crash,
 which the reader drops with a warning. Consecutive deltas of one content block are held and
@@ -40,7 +40,7 @@ from agentcore.inputs import StreamEventReceived
 from agentcore.stream import PartialAssistantMessage, StartEvent
 
 from ..runtime.clock import now_ms
-from ..runtime.driver import Journal
+from ..runtime.journal import Journal
 from ..secrets import hinted, known_secrets, merge_secrets, scrub_json
 from .encode import EffectEncoder
 from .format import (

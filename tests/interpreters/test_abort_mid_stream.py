@@ -39,7 +39,7 @@ from agentcore.providers import codec_for
 from agentcore.stream import StreamEvent
 from interpreters import AbortSignal, tool
 from interpreters.replay import replay
-from interpreters.runtime.driver import Run
+from interpreters.runtime.run import Run
 from interpreters.transcript import read_transcript
 from tests.support.clocks import StoppedClock
 from tests.support.events import each_type

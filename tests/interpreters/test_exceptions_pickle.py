@@ -40,7 +40,7 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
     from interpreters.replay.recovery import AlreadyResumed
-    from interpreters.runtime.driver import InterpreterError
+    from interpreters.runtime.journal import InterpreterError
     from interpreters.signal import StopRun
     from interpreters.streams.cassette import CassetteMiss, Difference, Recording
     from interpreters.transcript import TranscriptError
@@ -51,7 +51,7 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
         "interpreters.agent.AgentBusyError": lambda: AgentBusyError("Agent is already processing."),
         "interpreters.cli.common.Interrupted": lambda: Interrupted(),
         "interpreters.cli.common.UsageError": lambda: UsageError("no such file: x.jsonl"),
-        "interpreters.runtime.driver.InterpreterError": lambda: InterpreterError("the core rejected an input"),
+        "interpreters.runtime.journal.InterpreterError": lambda: InterpreterError("the core rejected an input"),
         "interpreters.pytest_plugin.AgentRecordingDrift": lambda: AgentRecordingDrift("model call 1: drifted"),
         "interpreters.pytest_plugin.AgentRecordingRefreshed": lambda: AgentRecordingRefreshed("a.candidate.jsonl"),
         "interpreters.signal.StopRun": lambda: StopRun("stop"),

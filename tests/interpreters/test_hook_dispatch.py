@@ -36,7 +36,8 @@ from agentcore import (
     UserMessage,
 )
 from agentcore.hooks import GET_API_KEY, HOOK_OF_EFFECT, HOOKS
-from interpreters.runtime.driver import KeyLookup, hook_call, tool_registry
+from interpreters.runtime.checks import tool_registry
+from interpreters.runtime.hooks import KeyLookup, hook_call
 
 CALL = ToolCall("c1", "t", {"n": 1})
 REPLY = AssistantMessage((CALL,), stop_reason="toolUse")

@@ -64,7 +64,7 @@ from agentcore import (
 )
 from agentcore.codec import to_json
 from interpreters import AbortSignal
-from interpreters.runtime.driver import Run
+from interpreters.runtime.run import Run
 from tests.support.clocks import TickingClock
 from tests.support.flavours import FLAVOURS, Flavour
 

@@ -392,7 +392,7 @@ def test_llm_only_replay_feeds_the_answers_after_an_abort_in_the_recorded_order(
 
 def test_llm_only_replay_stops_a_tool_the_recorded_abort_stopped_before_it_started(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import interpreters.runtime.threads as sync
+    import interpreters.runtime.thread_waits as sync
     from interpreters import AbortSignal
 
     log: list[str] = []
@@ -420,7 +420,7 @@ def test_llm_only_replay_stops_a_tool_the_recorded_abort_stopped_before_it_start
     config = AgentLoopConfig(model=Model(id="m"))
     replies = [Reply(tool_calls=[ScriptedCall("a", {}), ScriptedCall("b", {})]), "never"]
     with monkeypatch.context() as patch:
-        patch.setattr(sync, "_tool_threads", StartAtOnce())
+        patch.setattr(sync, "tool_threads", StartAtOnce())
         _, messages = SYNC.record(path, "go", ctx, config, ScriptedModel(replies), user_signal)
     assert log == ["a"] and [m.text for m in messages[2:4]] == ["a done", "Operation aborted"]
     log.clear()

@@ -450,7 +450,7 @@ def test_steering_taken_from_the_queue_is_kept_when_the_abort_lands_during_the_p
 
 def test_a_tool_that_ignores_the_abort_is_given_up_on_after_the_grace_period(
         flavour: Flavour, monkeypatch: pytest.MonkeyPatch) -> None:
-    from interpreters.runtime.driver import Run
+    from interpreters.runtime.run import Run
 
     monkeypatch.setattr(Run, "abort_grace", 0.2)
     release = threading.Event()

@@ -60,8 +60,8 @@ from agentcore.texts import (
     stream_payload_text,
 )
 from interpreters import AbortSignal, Agent, ScriptedModel, SyncAgent, tool
-from interpreters.runtime.driver import Run
-from interpreters.runtime.threads import ASYNC_STREAM_FN
+from interpreters.runtime.run import Run
+from interpreters.runtime.thread_waits import ASYNC_STREAM_FN
 from interpreters.streams.scripted import tool_call
 from tests.support.events import types
 from tests.support.flavours import ASYNCIO, SYNC, Flavour
