@@ -71,6 +71,7 @@ from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from . import batch, hooks, reply
+from . import settings as run_settings
 from .call_ids import take_call_ids, taken_call_ids
 from .config import AgentContext, NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
@@ -110,7 +111,6 @@ from .inputs import (
     Input,
     NextTurnPrepared,
     Resumed,
-    RunSettings,
     Started,
     SteeringPolled,
     StreamEventReceived,
@@ -123,7 +123,7 @@ from .messages import (
     Model,
     ThinkingLevel,
 )
-from .records import Record, type_problem
+from .records import Record
 from .state import (
     AwaitingConvert,
     AwaitingFollowUps,
@@ -539,54 +539,10 @@ def _on_resumed(s: Draft, inp: Resumed) -> None:
     phase = s.phase
     assert isinstance(phase, Suspended)
     if inp.settings is not None:
-        _put_in_force(s, inp.settings)
+        run_settings.put_in_force(s, inp.settings)
     s.phase = phase.batch
     if _tools_done(s, batch.decide(s, inp.decisions)):
         _walk_after(s, "run_tools")
-
-
-_CONVERTING: Final = frozenset({hooks.CONVERT_TO_LLM.name, hooks.TRANSFORM_CONTEXT.name})
-
-
-def _put_in_force(s: Draft, settings: RunSettings) -> None:
-    """The model, hooks, budgets, tools and tool execution mode of a resumed run; what it used so
-    far is kept. The kept LLM view of the conversation goes or comes back with the hooks that do
-    the conversion."""
-    if settings.hooks != s.hooks:
-        if bool(settings.hooks & _CONVERTING) != bool(s.hooks & _CONVERTING):
-            s.llm_messages = llm_view(s.messages, settings.hooks)
-        s.hooks = settings.hooks
-    if settings.model != s.model:
-        s.model = settings.model
-    s.max_turns = settings.max_turns
-    s.max_total_tokens = settings.max_total_tokens
-    s.max_cost_usd = settings.max_cost_usd
-    if settings.tools is not None:
-        s.tools = settings.tools
-        s.tool_index = index_tools(settings.tools)
-    if settings.tool_policies is not None:
-        s.tool_policies = settings.tool_policies
-    if settings.tool_execution is not None:
-        s.tool_execution = settings.tool_execution
-
-
-def _settings_problem(settings: Any) -> str | None:
-    """What makes ``Resumed.settings`` not settings a run can go on with (``None``: nothing)."""
-    problem = type_problem(settings, RunSettings | None, "Resumed's settings")
-    if problem is not None or settings is None:
-        return problem
-    unknown = sorted(h for h in settings.hooks if h not in hooks.ASKED_BY_CORE)
-    if unknown:
-        return (f"Resumed's settings name hooks the core does not ask ({', '.join(map(repr, unknown))}): "
-                f"the hooks are among {', '.join(hooks.ASKED_BY_CORE)}")
-    for name in ("max_turns", "max_total_tokens"):
-        limit = getattr(settings, name)
-        if limit is not None and limit < 1:
-            return f"Resumed's settings.{name} is {limit!r}: a budget is None or an integer >= 1"
-    cost = settings.max_cost_usd
-    if cost is not None and not (math.isfinite(cost) and cost > 0):
-        return f"Resumed's settings.max_cost_usd is {cost!r}: a budget is None or a finite number > 0"
-    return None
 
 
 def _on_abort(s: Draft, inp: AbortRequested) -> None:
@@ -712,7 +668,7 @@ def _check(s: LoopState, inp: Input) -> str | None:
     if isinstance(inp, Resumed):
         assert isinstance(phase, Suspended)
         settings = inp.settings
-        return (_settings_problem(settings)
+        return (run_settings.settings_problem(settings)
                 or (batch.waits_problem(phase.pending, settings.tools, settings.tool_policies)
                     if settings is not None and settings.tools is not None and settings.tool_policies is not None
                     else None)

@@ -7,6 +7,8 @@ suspension, decision or config is refused with the same text everywhere.
 - :func:`checked_suspension`: a :class:`~agentcore.Suspension` this library can resume as it is.
 - :func:`suspended_state`: the state to resume from (checked, with the config's secrets checked).
 - :func:`resumed_input`: the decisions as the core's ``Resumed`` input, with the config in force.
+- (:mod:`agentcore.settings`: the settings a ``Resumed`` input carries, checked and put in
+  force by the core.)
 - :func:`refuse_redacted` and :func:`with_config_model`: a config copied from a transcript (which
   writes :data:`REDACTED` instead of a secret) is refused; a run read back goes on with the
   config's model.
