@@ -18,12 +18,15 @@ exactly a tag's form.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
+
 from .frozen import NON_FINITE_NAMES, NonFinite, freeze, frozen_dict
 
-__all__ = ["TAGS", "freeze_read", "is_tag", "needs_escape", "plain_json", "tag_of", "untag"]
+__all__ = ["TAGS", "finite_json", "freeze_read", "is_tag", "needs_escape", "parse", "plain_json", "tag_of", "untag"]
 
 TAGS: Final = {name: {"type": "float", "value": name} for name in NON_FINITE_NAMES}
 """The tag of each number JSON has no text for, by its name (``NaN``, ``Infinity``,
@@ -118,3 +121,29 @@ def plain_json(value: Any) -> Any:
     """
     wrapped = {"type": "json", "value": freeze(value)}
     return {"type": "json", "value": wrapped} if needs_escape(wrapped) else wrapped
+
+
+def finite_json(value: Any) -> Any:
+    """Plain JSON data with NaN and infinities as ``None``, as the encoder writes a plain float
+    (a ``NonFinite`` has become its tag already)."""
+    kind = type(value)
+    if kind is float:
+        return value if value - value == 0.0 else None
+    if kind is dict:
+        return {k: finite_json(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [finite_json(v) for v in value]
+    return value
+
+
+_decode: Final = msgspec.json.Decoder().decode
+
+
+def parse(data: bytes | str) -> Any:
+    """JSON text (what :func:`encode_bytes` writes) as JSON data: parsed in C, or by the
+    ``json`` module for what msgspec refuses (a lone surrogate's escape, and ``NaN``,
+    ``Infinity`` and ``-Infinity``, which older transcripts hold: read as their tags)."""
+    try:
+        return _decode(data)
+    except msgspec.DecodeError:
+        return json.loads(data, parse_constant=tag_of)

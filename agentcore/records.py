@@ -50,6 +50,7 @@ import msgspec
 import msgspec.structs
 
 __all__ = [
+    "CodecError",
     "Message",
     "Record",
     "field_annotations",
@@ -68,6 +69,13 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+
+class CodecError(ValueError):
+    """A JSON value that does not decode (``agentcore.codec``): names the path and the problem."""
+
+
+CodecError.__module__ = "agentcore.codec"  # where it is documented, raised from, and pickled by
 
 
 class _RecordMeta(msgspec.StructMeta):

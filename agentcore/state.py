@@ -21,7 +21,7 @@ no message taken from a queue ever waits in the state for another hook.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 from pyrsistent import PVector, pvector
@@ -61,12 +61,13 @@ __all__ = [
     "Streaming",
     "Suspended",
     "Suspension",
-    "emitted_results",
-    "suspension_problem",
     "ToolSlot",
+    "emitted_results",
     "index_tools",
     "initial_state",
     "llm_view",
+    "read_back_run",
+    "suspension_problem",
 ]
 
 
@@ -417,3 +418,15 @@ def initial_state(
         call_ids=taken_call_ids(messages),
         unique_call_ids=True,
     ))
+
+
+def read_back_run(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a :class:`RunState` read back from JSON, with what is derived, not written:
+    the tool index and the tool call ids the conversation has taken."""
+    tools = fields.get("tools", ())
+    sound = type(tools) is tuple and all(isinstance(t, ToolSpec) for t in tools)
+    # Damaged tools get no index: the record is built, and a check of its types names them.
+    fields["tool_index"] = index_tools(tools) if sound else FrozenDict()
+    conversations = [m for m in (fields.get("messages"), fields.get("new_messages")) if isinstance(m, PVector)]
+    fields["call_ids"] = taken_call_ids(*conversations)
+    return fields
