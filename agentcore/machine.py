@@ -71,9 +71,9 @@ from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from . import batch, hooks, reply
-from . import settings as run_settings
+from . import checks as inputs_checked
 from .call_ids import take_call_ids, taken_call_ids
-from .config import AgentContext, NextTurn, PrepareNextTurnContext
+from .config import NextTurn, PrepareNextTurnContext
 from .convert import default_convert_to_llm
 from .draft import Draft
 from .effects import (
@@ -103,27 +103,21 @@ from .events import (
 )
 from .inputs import (
     AbortRequested,
-    ContextConverted,
-    ContextTransformed,
     Continued,
-    FollowUpsPolled,
     HookFailed,
     Input,
-    NextTurnPrepared,
     Resumed,
     Started,
-    SteeringPolled,
     StreamEventReceived,
     StreamFailed,
 )
 from .messages import (
-    THINKING_LEVELS,
     AgentMessage,
     AssistantMessage,
-    Model,
     ThinkingLevel,
 )
 from .records import Record
+from .settings import put_in_force
 from .state import (
     AwaitingConvert,
     AwaitingFollowUps,
@@ -142,19 +136,10 @@ from .state import (
     index_tools,
     llm_view,
 )
-from .stream import (
-    DoneEvent,
-    ErrorEvent,
-)
 from .texts import (
-    CONTINUE_EMPTY_TEXT,
-    CONTINUE_FROM_ASSISTANT_TEXT,
     REQUEST_ABORTED_TEXT,
-    bad_answer_text,
     hook_failed_text,
-    not_awaited_text,
     not_expected_text,
-    stream_closing_text,
 )
 from .tools import spec_of, tool_policies
 
@@ -539,7 +524,7 @@ def _on_resumed(s: Draft, inp: Resumed) -> None:
     phase = s.phase
     assert isinstance(phase, Suspended)
     if inp.settings is not None:
-        run_settings.put_in_force(s, inp.settings)
+        put_in_force(s, inp.settings)
     s.phase = phase.batch
     if _tools_done(s, batch.decide(s, inp.decisions)):
         _walk_after(s, "run_tools")
@@ -655,64 +640,6 @@ TRANSITIONS: Final[dict[tuple[type, type], _Handler]] = {
 """(phase type, input type) → handler. A pair that is not here is rejected."""
 
 
-def _check(s: LoopState, inp: Input) -> str | None:
-    """Why ``inp`` cannot be taken in ``s`` (``None`` when it can)."""
-    phase = s.phase
-    if isinstance(inp, Continued):
-        if len(s.messages) == 0:
-            return CONTINUE_EMPTY_TEXT
-        last = s.messages[-1]
-        if getattr(last, "role", None) == "assistant":
-            return CONTINUE_FROM_ASSISTANT_TEXT
-        return None
-    if isinstance(inp, Resumed):
-        assert isinstance(phase, Suspended)
-        settings = inp.settings
-        return (run_settings.settings_problem(settings)
-                or (batch.waits_problem(phase.pending, settings.tools, settings.tool_policies)
-                    if settings is not None and settings.tools is not None and settings.tool_policies is not None
-                    else None)
-                or batch.decisions_problem(phase.pending, inp.decisions))
-    input_id = getattr(inp, "id", None)
-    if input_id is None:
-        return _answer_problem(inp)
-    if isinstance(phase, RunningTools):
-        return batch.problem(phase, inp)  # type: ignore[arg-type]
-    if getattr(phase, "id", None) != input_id:
-        return not_awaited_text(getattr(phase, "id", None), input_id)
-    if type(inp) is StreamEventReceived and s.run.aborted and type(inp.event) not in (DoneEvent, ErrorEvent):
-        return stream_closing_text(getattr(inp.event, "type", type(inp.event).__name__))
-    return _answer_problem(inp)
-
-
-_MESSAGES_FIELD: Final[dict[type, str]] = {Started: "prompts", SteeringPolled: "messages", FollowUpsPolled: "messages",
-                                           ContextTransformed: "messages", ContextConverted: "messages"}
-_NEXT_TURN_FIELDS: Final = (("context", AgentContext, "an AgentContext or None"), ("model", Model, "a Model or None"))
-
-
-def _answer_problem(inp: Input) -> str | None:
-    """What an input holds that the turn cannot take: messages that are not a sequence, a next
-    turn that is not one (the interpreters check what the user's code returns; this is for
-    other drivers and damaged transcripts)."""
-    name = _MESSAGES_FIELD.get(type(inp))
-    if name is not None:
-        messages = getattr(inp, name)
-        if not isinstance(messages, (tuple, list, PVector)):
-            return bad_answer_text(inp.type, name, messages, "a tuple of messages")
-    elif type(inp) is NextTurnPrepared and inp.next_turn is not None:
-        nxt: Any = inp.next_turn
-        if not isinstance(nxt, NextTurn):
-            return bad_answer_text(inp.type, "next_turn", nxt, "a NextTurn or None")
-        for field, kind, expected in _NEXT_TURN_FIELDS:
-            value = getattr(nxt, field)
-            if value is not None and not isinstance(value, kind):
-                return bad_answer_text(inp.type, field, value, expected, "next_turn")
-        if nxt.thinking_level is not None and nxt.thinking_level not in THINKING_LEVELS:
-            return bad_answer_text(inp.type, "thinking_level", nxt.thinking_level,
-                                   f"one of {', '.join(THINKING_LEVELS)}, or None", "next_turn")
-    return None
-
-
 def awaits(state: LoopState, id: int) -> bool:
     """Whether the core waits for an answer with ``id`` now (interpreters drop late answers:
     a hook the abort left behind, a tool that ran past its deadline).
@@ -746,7 +673,7 @@ def transition(state: LoopState, input: Input) -> tuple[LoopState, tuple[Effect,
     handler = TRANSITIONS.get((type(phase), type(input)))
     if handler is None:
         return Rejection(not_expected_text(input.type, phase.name), phase.name, input.type)
-    problem = _check(state, input)
+    problem = inputs_checked.problem(state, input)
     if problem is not None:
         return Rejection(problem, phase.name, input.type)
     draft = Draft(state, input.at)
