@@ -16,6 +16,7 @@ from pyrsistent import PVector
 
 from . import batch
 from .config import AgentContext, NextTurn
+from .decisions import decisions_problem, waits_problem
 from .inputs import (
     ContextConverted,
     ContextTransformed,
@@ -57,10 +58,10 @@ def problem(s: LoopState, inp: Input) -> str | None:
         assert isinstance(phase, Suspended)
         settings = inp.settings
         return (settings_problem(settings)
-                or (batch.waits_problem(phase.pending, settings.tools, settings.tool_policies)
+                or (waits_problem(phase.pending, settings.tools, settings.tool_policies)
                     if settings is not None and settings.tools is not None and settings.tool_policies is not None
                     else None)
-                or batch.decisions_problem(phase.pending, inp.decisions))
+                or decisions_problem(phase.pending, inp.decisions))
     input_id = getattr(inp, "id", None)
     if input_id is None:
         return answer_problem(inp)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from .batch import decisions_problem, waits_problem
 from .config import AgentLoopConfig
+from .decisions import decisions_problem, waits_problem
 from .inputs import Approve, Deny, Resumed, ToolOutput
 from .records import replace
 from .state import SUSPENSION_VERSION, LoopState, Suspension

@@ -11,8 +11,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
-from agentcore.batch import decision_problem
 from agentcore.config import AgentContext, AgentLoopConfig
+from agentcore.decisions import decision_problem
 from agentcore.hooks import GET_FOLLOW_UP_MESSAGES, GET_STEERING_MESSAGES
 from agentcore.inputs import Approve, Decision, Deny, ToolOutput
 from agentcore.messages import (
