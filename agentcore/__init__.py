@@ -17,6 +17,7 @@ interpreters (the ``interpreters`` package) carry the effects out.
 ['message_start', 'message_end', 'turn_end', 'agent_end']
 """
 
+from . import suspension as _suspension  # noqa: F401  (registers the suspension's checks and JSON form)
 from .config import (
     AfterToolCallContext,
     AfterToolCallResult,

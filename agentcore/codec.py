@@ -689,4 +689,3 @@ register(_state.RunState, skip=("tool_index", "call_ids"), rebuild=_state.read_b
 register(_state.LoopState)
 _find_natives()
 _ready = True
-from . import suspension as _suspension  # noqa: E402,F401  (registers the Suspension's own JSON form)

@@ -20,7 +20,7 @@ no message taken from a queue ever waits in the state for another hook.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, TypeAlias
 
 import msgspec
@@ -44,6 +44,7 @@ from .stream import PartialAssistantMessage
 from .tools import AgentToolResult, PendingCall, ToolExecutionMode, ToolPolicy, ToolSpec, spec_of, tool_policies
 
 __all__ = [
+    "SUSPENSION_CHECKS",
     "AwaitingConvert",
     "AwaitingFollowUps",
     "AwaitingNextTurn",
@@ -327,9 +328,7 @@ class Suspension(Record, frozen=True):
         message: ``suspended on other tool calls (c4)``, ``suspended on c1 with other arguments:
         arguments.path is "b" in the transcript, "a" in this suspension``... ``where`` names
         ``state``."""
-        from .suspension import difference
-
-        return difference(self, state, where)
+        return SUSPENSION_CHECKS["difference"](self, state, where)  # type: ignore[no-any-return]
 
     def problem(self) -> str | None:
         """Why this suspension cannot be resumed as it is (``None``: it can), naming the field and
@@ -349,9 +348,13 @@ class Suspension(Record, frozen=True):
 
 def suspension_problem(suspension: Suspension) -> str | None:
     """:meth:`Suspension.problem`: why ``suspension`` cannot be resumed as it is, or ``None``."""
-    from .suspension import problem
+    return SUSPENSION_CHECKS["problem"](suspension)  # type: ignore[no-any-return]
 
-    return problem(suspension)
+
+SUSPENSION_CHECKS: dict[str, Callable[..., Any]] = {}
+"""The work behind :meth:`Suspension.difference` and :meth:`Suspension.problem`, registered by
+:mod:`agentcore.suspension` (which builds on the codec, above this module) when it is imported;
+importing ``agentcore`` imports it. Registered rather than imported, so imports go one way."""
 
 
 def emitted_results(phase: Phase) -> tuple[ToolResultMessage, ...]:

@@ -51,6 +51,7 @@ from .messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
 from .records import Message, messages_problem, replace, type_problem
 from .state import (
     RUN_FIELDS,
+    SUSPENSION_CHECKS,
     SUSPENSION_VERSION,
     CompletedTurn,
     LoopState,
@@ -610,3 +611,6 @@ def run_settings(config: AgentLoopConfig, tools: Sequence[AgentTool | ToolSpec] 
     return RunSettings(config.model, hooks_set(config) - {"get_api_key"}, config.max_turns, config.max_total_tokens,
                        float(cost) if cost is not None else None, specs,
                        None if tools is None else tool_policies(tools), config.tool_execution)
+
+
+SUSPENSION_CHECKS.update(difference=difference, problem=problem)

@@ -18,8 +18,6 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).parents[1]
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -138,8 +136,6 @@ def test_no_import_cycle_in_the_interpreters() -> None:
     assert [c for c in cycles(edges) if c[0].startswith("interpreters")] == []
 
 
-@pytest.mark.xfail(strict=True, reason="agentcore.codec registers the records of the modules it serves and "
-                   "state.Suspension's methods are written in agentcore.suspension: the next step of the layout")
 def test_no_import_cycle_in_the_core() -> None:
     edges = graph()
     assert [c for c in cycles(edges) if c[0].startswith("agentcore")] == []
