@@ -220,7 +220,8 @@ def _prepare(value: Any, partials: bool) -> Any:
         return sorted([_prepare(v, partials) for v in value], key=_json_text)
     if isinstance(value, _tools.AgentTool):
         return _prepare(value.spec, partials)
-    if isinstance(value, _ENCODED_AS_TEXT) or (callable(getattr(value, "isoformat", None)) and not isinstance(value, type)):
+    dated = callable(getattr(value, "isoformat", None)) and not isinstance(value, type)
+    if isinstance(value, _ENCODED_AS_TEXT) or dated:
         return value  # the encoder writes it in its JSON form (see json_form); a datetime, date or time too
     raise CodecError(f"cannot encode a {kind.__name__}: register it with agentcore.codec.register")
 

@@ -8,8 +8,10 @@
   send it.
 
 >>> from agentcore.messages import CompactionSummaryMessage
->>> convert_message(CompactionSummaryMessage(summary="We fixed the bug.", timestamp=5)).content
-'The conversation history before this point was compacted into the following summary:\\n\\n<summary>\\nWe fixed the bug.\\n</summary>'
+>>> summary = CompactionSummaryMessage(summary="We fixed the bug.", timestamp=5)
+>>> convert_message(summary).content  # doctest: +NORMALIZE_WHITESPACE
+'The conversation history before this point was compacted into the following summary:\\n\\n<summary>\\nWe
+fixed the bug.\\n</summary>'
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ JSON-like payloads that enter the core (tool arguments, tool result details, hoo
 frozen once, at the boundary, so that nothing held in the state can be mutated behind the core's
 back. Objects become :class:`FrozenDict` (insertion ordered, hashable, read-only), arrays become
 tuples, and sets (which JSON has not) tuples in the order of their items' JSON text, so that they
-encode the same in every process. :func:`thaw` gives plain ``dict``/``list`` values back for code that wants to mutate or
-for validators that insist on ``dict``.
+encode the same in every process. :func:`thaw` gives plain ``dict``/``list`` values back for code
+that wants to mutate or for validators that insist on ``dict``.
 
 A number JSON has no text for (NaN, an infinity) is frozen as a :class:`NonFinite`, a ``float``
 in every way (NaN is not equal to itself, as ever) that the codec writes as a tagged object

@@ -86,7 +86,8 @@ def freeze_read(value: Any) -> Any:
     usual), every object a ``FrozenDict`` and every list a tuple. What is not JSON data (a value
     frozen already, say) is frozen as :func:`~agentcore.frozen.freeze` freezes it.
 
-    >>> freeze_read({"x": {"type": "float", "value": "NaN"}, "y": [{"type": "json", "value": {"type": "float", "value": "NaN"}}]})
+    >>> freeze_read({"x": {"type": "float", "value": "NaN"},
+    ...              "y": [{"type": "json", "value": {"type": "float", "value": "NaN"}}]})
     FrozenDict({'x': nan, 'y': (FrozenDict({'type': 'float', 'value': 'NaN'}),)})
     """
     try:

@@ -1,8 +1,8 @@
 """Content blocks, messages, usage and models: the data every other module speaks.
 
-All records are frozen ``msgspec`` structs (:mod:`agentcore.records`). Messages carry a ``role`` (a class constant) and an
-integer ``timestamp`` in milliseconds, supplied by whoever created the message (the interpreter's
-clock, or the replayed transcript); the core never reads a clock.
+All records are frozen ``msgspec`` structs (:mod:`agentcore.records`). Messages carry a ``role``
+(a class constant) and an integer ``timestamp`` in milliseconds, supplied by whoever created the
+message (the interpreter's clock, or the replayed transcript); the core never reads a clock.
 
 >>> m = UserMessage("What is 2 + 2?", timestamp=1)
 >>> m.role, m.content

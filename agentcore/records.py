@@ -205,7 +205,8 @@ def field_annotations(cls: type) -> dict[str, str]:
     written: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
         for name, annotation in vars(klass).get("__annotations__", {}).items():
-            written[name] = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+            written[name] = (annotation if isinstance(annotation, str)
+                             else getattr(annotation, "__name__", str(annotation)))
     return {name: written.get(name, "Any") for name in record_fields(cls)}
 
 
@@ -345,8 +346,9 @@ def messages_problem(messages: Any, path: str) -> str | None:
     """The first item of a conversation that is not a message (:func:`is_message`; a
     conversation's type says only ``Any``: an application may add message types of its own).
 
-    >>> messages_problem([{"role": "user"}], "$.messages")
-    '$.messages[0] is a dict (an object with no type tag), not a message (a record with a role: UserMessage, AssistantMessage, ToolResultMessage, ...)'
+    >>> messages_problem([{"role": "user"}], "$.messages")  # doctest: +NORMALIZE_WHITESPACE
+    '$.messages[0] is a dict (an object with no type tag), not a message (a record with a role: UserMessage,
+    AssistantMessage, ToolResultMessage, ...)'
     """
     for i, message in enumerate(messages):
         if not is_message(message):

@@ -87,8 +87,8 @@ def stream_event_problem(event: Any) -> str | None:
 
     Checks its type, the type of the message it carries (``partial``, a done event's
     ``message``, an error event's ``error``) and of the block an end event closes; where it
-    stands in the stream is the core's business. Interpreters call this on what a stream function yields before feeding it, so a
-    transcript only ever holds real stream events.
+    stands in the stream is the core's business. Interpreters call this on what a stream function
+    yields before feeding it, so a transcript only ever holds real stream events.
 
     >>> print(stream_event_problem({"type": "text_delta"}))  # doctest: +ELLIPSIS
     Stream protocol error: the stream function yielded a dict ({'type': 'text_delta'}), not a stream event ...

@@ -59,10 +59,11 @@ def checked_suspension(suspension: Any, fn: str) -> Suspension:
     types and whose parts agree on what would run (else ``ValueError`` with
     ``Suspension.problem``'s text). ``fn`` names the function that was given it.
 
-    >>> checked_suspension({}, "resume_suspended")
+    >>> checked_suspension({}, "resume_suspended")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    TypeError: resume_suspended() argument 'suspension' must be a Suspension (decode a stored one with agentcore.codec.from_json), not a dict
+    TypeError: resume_suspended() argument 'suspension' must be a Suspension (decode a stored one with
+    agentcore.codec.from_json), not a dict
     """
     if not isinstance(suspension, Suspension):
         raise TypeError(f"{fn}() argument 'suspension' must be a Suspension (decode a stored one with "

@@ -537,7 +537,8 @@ def _parts_problem(s: Suspension) -> str | None:
             return f"{b}.slots[{i}].step is {slot.step!r}: the calls of a suspended parallel batch are pending or done"
     shown_ids, waited_ids = [p.tool_call_id for p in s.pending], [p.tool_call_id for p in phase.pending]
     if shown_ids != waited_ids:
-        return f"pending names {_names(shown_ids)} but state.phase.pending (what the run waits on) names {_names(waited_ids)}"
+        return (f"pending names {_names(shown_ids)} but state.phase.pending (what the run waits on) names "
+                f"{_names(waited_ids)}")
     for k, (shown, waited) in enumerate(zip(s.pending, phase.pending)):
         if (m := _mismatch(f"pending[{k}]", shown, f"state.phase.pending[{k}]", waited, "what the run waits on")):
             return m

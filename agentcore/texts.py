@@ -7,8 +7,9 @@ them here only on purpose.
 
 >>> timed_out_text("fetch", 250)
 'Tool "fetch" timed out after 250 ms'
->>> print(stream_order_text("text_delta", "before the start event"))
-Stream protocol error: text_delta arrived before the start event (expected start first, then content block events, then done or error)
+>>> print(stream_order_text("text_delta", "before the start event"))  # doctest: +NORMALIZE_WHITESPACE
+Stream protocol error: text_delta arrived before the start event (expected start first, then content block
+events, then done or error)
 """
 
 from __future__ import annotations
@@ -188,7 +189,8 @@ def stream_field_text(event_type: str, field: str, value: Any, expected: str) ->
     >>> print(stream_field_text("text_end", "content", "hi", "TextContent"))
     Stream protocol error: the text_end event's content was a str ('hi'); expected a TextContent
     """
-    return f"Stream protocol error: the {event_type} event's {field} was {_kind(value)} ({_shown(value)}); expected {_an(expected)}"
+    return (f"Stream protocol error: the {event_type} event's {field} was {_kind(value)} ({_shown(value)}); "
+            f"expected {_an(expected)}")
 
 
 def stream_order_text(event_type: str, problem: str) -> str:
@@ -243,8 +245,9 @@ def suspension_field_text(problem: str) -> str:
     """A value of a stored suspension that is not of its field's type (``problem``, as
     :func:`agentcore.records.type_problem` words it).
 
-    >>> print(suspension_field_text("state.run.turns is a str ('x'), not an int"))
-    Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int (resume a suspension as agentcore.codec.to_json wrote it)
+    >>> print(suspension_field_text("state.run.turns is a str ('x'), not an int"))  # doctest: +NORMALIZE_WHITESPACE
+    Cannot resume: in the suspension, state.run.turns is a str ('x'), not an int (resume a suspension as
+    agentcore.codec.to_json wrote it)
     """
     return f"Cannot resume: in the suspension, {problem}{_SUSPENSION_ADVICE}"
 
@@ -308,8 +311,10 @@ def waits_for_text(call_id: str, name: str, waits_for: str) -> str:
     """A stored suspension whose pending call waits for what its tool, as the resuming code
     declares it, does not make it wait for.
 
-    >>> print(waits_for_text("c4", "ask", "approval"))
-    Cannot resume: the suspension shows tool call c4 waiting for an approval, but ask is a deferred tool in the resuming code's tools: its result comes from outside the run, it never runs here (resume a suspension as agentcore.codec.to_json wrote it, with the tools of the run that suspended)
+    >>> print(waits_for_text("c4", "ask", "approval"))  # doctest: +NORMALIZE_WHITESPACE
+    Cannot resume: the suspension shows tool call c4 waiting for an approval, but ask is a deferred tool in
+    the resuming code's tools: its result comes from outside the run, it never runs here (resume a suspension
+    as agentcore.codec.to_json wrote it, with the tools of the run that suspended)
     """
     why = ("is a deferred tool in the resuming code's tools: its result comes from outside the run, it never runs here"
            if waits_for == "approval" else "is not a deferred tool in the resuming code's tools: its calls run here")
@@ -355,7 +360,8 @@ def decisions_shape_text(decisions: Any, index: int | None = None, call_id: bool
     "decision 0 is a tuple (('c1',)), not a (tool call id, decision) pair"
     """
     if index is None:
-        return f"the decisions are {_kind(decisions)} ({decisions!r:.60}), not a tuple of (tool call id, decision) pairs"
+        return (f"the decisions are {_kind(decisions)} ({decisions!r:.60}), not a tuple of (tool call id, "
+                "decision) pairs")
     if call_id:
         return f"decision {index} has a tool call id that is {_kind(decisions)} ({decisions!r:.60}), not text"
     return f"decision {index} is {_kind(decisions)} ({decisions!r:.60}), not a (tool call id, decision) pair"

@@ -194,10 +194,11 @@ def check_tools(tools: Sequence[Any], where: str) -> None:
     """Refuse what is not a tool, naming it: a plain function needs the ``@tool`` decorator.
 
     >>> def add(a: int, b: int) -> int: return a + b
-    >>> check_tools((add,), "AgentContext tools")
+    >>> check_tools((add,), "AgentContext tools")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    TypeError: AgentContext tools[0] is the plain function 'add', not an AgentTool: decorate it with @tool (from interpreters import tool)
+    TypeError: AgentContext tools[0] is the plain function 'add', not an AgentTool: decorate it with @tool
+    (from interpreters import tool)
     """
     for i, item in enumerate(tools):
         if isinstance(item, (AgentTool, ToolSpec)):

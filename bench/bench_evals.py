@@ -54,7 +54,8 @@ def main() -> None:
         t0 = time.perf_counter()
         first = evaluate(dataset, agent, transcripts=tmp, mode="once", progress=False)
         assert first.passed
-        rows.append((f"agentcore-fx, {n} cases recorded (scripted model, live)", f"{n / (time.perf_counter() - t0):8.0f}"))
+        live = n / (time.perf_counter() - t0)
+        rows.append((f"agentcore-fx, {n} cases recorded (scripted model, live)", f"{live:8.0f}"))
         rates = []
         for _ in range(reps):
             t0 = time.perf_counter()

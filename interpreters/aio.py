@@ -59,7 +59,8 @@ def agent_loop(
     """Start a run with ``prompts``; ``async for`` over the result for its events."""
     check_run_arguments(context, config, signal, stream_fn, "agent_loop")
     first = Started(prompt_messages(prompts, clock), clock())
-    return AgentEventStream(AsyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
+    state = initial_state(context, config)
+    return AgentEventStream(AsyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def agent_loop_continue(
@@ -73,7 +74,8 @@ def agent_loop_continue(
 ) -> AgentEventStream:
     """Continue from ``context``; raises ``ValueError`` at once when it cannot be continued."""
     check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
-    return AgentEventStream(AsyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+    state, first = initial_state(context, config), Continued(clock())
+    return AgentEventStream(AsyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def resume_suspended(

@@ -66,7 +66,8 @@ def agent_loop(
     """
     check_run_arguments(context, config, signal, stream_fn, "agent_loop")
     first = Started(prompt_messages(prompts, clock), clock())
-    return AgentEventStream(SyncRun(initial_state(context, config), context.tools, config, first, signal, stream_fn, journal, clock))
+    state = initial_state(context, config)
+    return AgentEventStream(SyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def agent_loop_continue(
@@ -83,7 +84,8 @@ def agent_loop_continue(
     Raises ``ValueError`` at once, before any event, when the context cannot be continued.
     """
     check_run_arguments(context, config, signal, stream_fn, "agent_loop_continue")
-    return AgentEventStream(SyncRun(initial_state(context, config), context.tools, config, Continued(clock()), signal, stream_fn, journal, clock))
+    state, first = initial_state(context, config), Continued(clock())
+    return AgentEventStream(SyncRun(state, context.tools, config, first, signal, stream_fn, journal, clock))
 
 
 def resume_suspended(

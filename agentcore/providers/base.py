@@ -404,8 +404,9 @@ def format_http_error(provider: str, status: int, headers: Any, body: bytes) -> 
     """A message a person can act on, from an HTTP error response of any supported provider.
 
     >>> format_http_error("OpenAI", 401, {}, b'{"error": {"message": "Incorrect API key",'
-    ...     b' "type": "invalid_request_error", "code": "invalid_api_key"}}')
-    'OpenAI HTTP 401 Unauthorized: Incorrect API key (type: invalid_request_error, code: invalid_api_key; check the API key)'
+    ...     b' "type": "invalid_request_error", "code": "invalid_api_key"}}')  # doctest: +NORMALIZE_WHITESPACE
+    'OpenAI HTTP 401 Unauthorized: Incorrect API key (type: invalid_request_error, code: invalid_api_key;
+    check the API key)'
     """
     reason = _REASONS.get(status, "")
     head = f"{provider} HTTP {status}" + (f" {reason}" if reason else "")

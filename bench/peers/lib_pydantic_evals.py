@@ -40,8 +40,9 @@ async def task(prompt: str) -> str:
 
 def main() -> None:
     n, reps = int(sys.argv[1]), int(sys.argv[2])
-    dataset = Dataset(name="sums", cases=[Case(name=f"sum-{i}", inputs=f"What is {i} + 1?", expected_output=f"It is {i + 1}.")
-                             for i in range(n)],
+    cases = [Case(name=f"sum-{i}", inputs=f"What is {i} + 1?", expected_output=f"It is {i + 1}.")
+             for i in range(n)]
+    dataset = Dataset(name="sums", cases=cases,
                       evaluators=[Contains("It is"), MaxToolCalls(3)])
     rates = []
     for _ in range(reps):

@@ -126,7 +126,8 @@ class Asks:
             return types.ElicitResult(action="decline")
         if not isinstance(answer, dict):
             return types.ErrorData(code=types.INTERNAL_ERROR,
-                                   message=f"the elicitation function returned {type(answer).__name__}, not a dict or None")
+                                   message=f"the elicitation function returned {type(answer).__name__}, "
+                                           "not a dict or None")
         return types.ElicitResult(action="accept", content=answer)
 
 

@@ -104,8 +104,8 @@ class Connection:
             self._client_cm, self._client = cm, client
             self.connects += 1
             info = client.server_info
-            self.identity = ServerIdentity(str(getattr(info, "name", "") or ""), str(getattr(info, "version", "") or ""),
-                                           str(client.protocol_version or ""), self.transport)
+            name, version = (str(getattr(info, key, "") or "") for key in ("name", "version"))
+            self.identity = ServerIdentity(name, version, str(client.protocol_version or ""), self.transport)
 
     def drop(self) -> None:
         """Close the session (the subprocess is reaped); the next request connects again."""

@@ -58,10 +58,11 @@ def prompt_messages(prompts: Any, clock: Callable[[], int], where: str = "agent_
 
     >>> prompt_messages("hi", lambda: 5)
     (UserMessage(content='hi', timestamp=5),)
-    >>> prompt_messages({"role": "user", "content": "hi"}, lambda: 0)
+    >>> prompt_messages({"role": "user", "content": "hi"}, lambda: 0)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    TypeError: agent_loop() argument 'prompts' must be a str, a message or a list of messages, not a dict ({'role': 'user', 'content': 'hi'}); build the message instead, e.g. UserMessage("hi")
+    TypeError: agent_loop() argument 'prompts' must be a str, a message or a list of messages, not a dict
+    ({'role': 'user', 'content': 'hi'}); build the message instead, e.g. UserMessage("hi")
     """
     if isinstance(prompts, str):
         return (UserMessage(prompts, timestamp=clock()),)
@@ -86,8 +87,10 @@ def polled_messages(hook: str, value: Any) -> tuple[Any, ...]:
         return ()
     if is_message(value):
         raise TypeError(f"{hook} returned a single {type(value).__name__}; expected a list of messages")
-    if not isinstance(value, (list, tuple)) and (isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__")):
-        raise TypeError(f"{hook} returned {article(type(value).__name__)} ({shown(value)}); expected a list of messages")
+    if not isinstance(value, (list, tuple)) and (isinstance(value, (str, bytes, Mapping))
+                                                 or not hasattr(value, "__iter__")):
+        raise TypeError(f"{hook} returned {article(type(value).__name__)} ({shown(value)}); "
+                        "expected a list of messages")
     items = tuple(value)
     for i, item in enumerate(items):
         if not is_message(item):
@@ -103,9 +106,11 @@ def check_run_arguments(context: Any, config: Any, signal: Any, stream_fn: Any, 
     if not isinstance(config, AgentLoopConfig):
         raise TypeError(f"{fn}() argument 'config' must be an AgentLoopConfig, not {article(type(config).__name__)}")
     if signal is not None and not (hasattr(signal, "aborted") and hasattr(signal, "add_callback")):
-        raise TypeError(f"{fn}() argument 'signal' must be an AbortSignal or None, not {article(type(signal).__name__)}")
+        raise TypeError(f"{fn}() argument 'signal' must be an AbortSignal or None, "
+                        f"not {article(type(signal).__name__)}")
     if stream_fn is not None and not callable(stream_fn):
-        raise TypeError(f"{fn}() argument 'stream_fn' must be callable or None, not {article(type(stream_fn).__name__)}")
+        raise TypeError(f"{fn}() argument 'stream_fn' must be callable or None, "
+                        f"not {article(type(stream_fn).__name__)}")
 
 
 

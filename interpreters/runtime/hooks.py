@@ -134,7 +134,8 @@ def _signal_place(fn: Any, own: int) -> SignalPlace:
     except (TypeError, ValueError):  # no signature (some builtins): called as before
         return ""
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) > own and (positional[own].name == "signal" or positional[own].default is inspect.Parameter.empty):
+    if len(positional) > own and (positional[own].name == "signal"
+                                  or positional[own].default is inspect.Parameter.empty):
         return "positional"
     if any(p.name == "signal" and p.kind is p.KEYWORD_ONLY for p in params):
         return "keyword"

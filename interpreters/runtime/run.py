@@ -1,6 +1,7 @@
-"""The run both runners share: :class:`Run`, the walk over the core's effects (each runner only carries out what it gives and
-waits), feeding (an abort that fired is always fed before the next input), which answers still
-count, what a hook's answer becomes, and the order answers are fed in (:class:`AnswerOrder`)."""
+"""The run both runners share: :class:`Run`, the walk over the core's effects (each runner only
+carries out what it gives and waits), feeding (an abort that fired is always fed before the next
+input), which answers still count, what a hook's answer becomes, and the order answers are fed in
+(:class:`AnswerOrder`)."""
 
 from __future__ import annotations
 

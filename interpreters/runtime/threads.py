@@ -1,4 +1,5 @@
-"""The run of the sync interpreter (:class:`SyncRun`): the loop in the caller's thread, tools and hooks on worker threads.
+"""The run of the sync interpreter (:class:`SyncRun`): the loop in the caller's thread, tools and
+hooks on worker threads.
 
 The twin of :mod:`interpreters.runtime.tasks`, line for line: what a run decides is shared
 (:class:`~interpreters.runtime.run.Run`, :func:`~interpreters.runtime.steps.model_call`); the

@@ -152,7 +152,8 @@ def test_a_call_before_tool_call_suspends_waits_for_what_its_tool_gives(tool: st
     # call still waits for that result, not for an approval that would run a tool with no body.
     s, effects = run_reply(reply(call("c", tool, x=1)), frozenset({"before_tool_call"}))
     before = only(effects, BeforeToolCall)
-    s, effects = step(s, BeforeToolCallDecided(before.id, BeforeToolCallResult(reason=reason, suspend=True), 3)).unwrap()
+    decided = BeforeToolCallDecided(before.id, BeforeToolCallResult(reason=reason, suspend=True), 3)
+    s, effects = step(s, decided).unwrap()
     pending = (PendingCall("c", tool, {"x": 1}, reason or "before_tool_call suspended the call", waits_for),)  # type: ignore[arg-type]
     assert effects[-1] == RunSuspended(tuple(s.new_messages), pending)
     assert isinstance(s.phase, Suspended) and s.phase.pending == pending
@@ -230,7 +231,8 @@ def test_a_tool_output_is_the_calls_result_as_given_and_after_tool_call_sees_it(
     (None, "the decisions are None (None), not a tuple of (tool call id, decision) pairs"),
     ("g", "the decisions are a str ('g'), not a tuple of (tool call id, decision) pairs"),
     ((("g",),), "decision 0 is a tuple (('g',)), not a (tool call id, decision) pair"),
-    ((("g", Approve(), 3),), "decision 0 is a tuple (('g', Approve(arguments=None), 3)), not a (tool call id, decision) pair"),
+    ((("g", Approve(), 3),),
+     "decision 0 is a tuple (('g', Approve(arguments=None), 3)), not a (tool call id, decision) pair"),
     ((["g"], Approve()), "decision 0 is a list (['g']), not a (tool call id, decision) pair"),
     (((["g"], Approve()),), "decision 0 has a tool call id that is a list (['g']), not text"),
     ((("g", Approve()), 3), "decision 1 is an int (3), not a (tool call id, decision) pair"),

@@ -207,7 +207,8 @@ def every_record() -> list[Any]:
         # agent events
         AgentStartEvent(), AgentEndEvent((USER, ASSISTANT)), MessageStartEvent(USER), MessageEndEvent(ASSISTANT),
         MessageUpdateEvent(THINKING_DELTA.partial, THINKING_DELTA), ToolExecutionStartEvent("c1", "add", {"type": "a"}),
-        ToolExecutionUpdateEvent("c1", "add", {"a": 1}, {"done": 0.5}), ToolExecutionEndEvent("c1", "add", RESULT, True),
+        ToolExecutionUpdateEvent("c1", "add", {"a": 1}, {"done": 0.5}),
+        ToolExecutionEndEvent("c1", "add", RESULT, True),
         TurnStartEvent(), TurnEndEvent(ASSISTANT, (TOOL_MESSAGE,)),
         # tools, config, llm
         RESULT, SPEC, CONTEXT, LlmContext("sys", pvector([USER]), (SPEC,)),
@@ -582,7 +583,8 @@ def test_an_application_type_is_registered_under_its_role_type_or_name() -> None
     assert from_json({"type": "test_codec.flag", "on": False}) == Flag(False)
     assert to_json(Plain(Flag(True))) == {"type": "test_codec.plain", "x": {"type": "test_codec.flag", "on": True}}
     assert to_json(Plain(Flag(True)), partials=False) == to_json(Plain(Flag(True)))
-    assert to_json(Plain(THINKING_DELTA), partials=False) == {"type": "test_codec.plain", "x": to_json(THINKING_DELTA, partials=False)}
+    assert to_json(Plain(THINKING_DELTA), partials=False) == {
+        "type": "test_codec.plain", "x": to_json(THINKING_DELTA, partials=False)}
     assert to_json(Plain(THINKING_DELTA))["x"] == to_json(THINKING_DELTA)
 
 
@@ -717,7 +719,8 @@ def test_the_fold_keeps_a_redacted_thinking_block_redacted() -> None:
     events = [StartEvent(p), opened, streamed, closed]
     assert opened.redacted and streamed.partial.blocks[0].redacted
     assert fold(events) == events
-    assert [to_json(e, partials=False) for e in events][1] == {"type": "thinking_start", "content_index": 0, "redacted": True}
+    assert [to_json(e, partials=False) for e in events][1] == {
+        "type": "thinking_start", "content_index": 0, "redacted": True}
 
 
 def test_the_fold_takes_a_recorded_header_before_the_event() -> None:

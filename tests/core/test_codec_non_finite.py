@@ -68,7 +68,8 @@ def test_free_form_values_read_back_as_they_were(name: str) -> None:
     value = ODD_VALUES[name]
     frozen = freeze(value)
     for record in (ToolCall("c1", "f", {"v": value}), ToolResultMessage("c1", "f", (TextContent("r"),), details=value),
-                   AgentToolResult((TextContent("r"),), details=value), ExecuteTool(3, ToolCall("c1", "f", {}), freeze({"v": value}))):
+                   AgentToolResult((TextContent("r"),), details=value),
+                   ExecuteTool(3, ToolCall("c1", "f", {}), freeze({"v": value}))):
         text = dumps(record)
         strict(text)
         back = loads(text)

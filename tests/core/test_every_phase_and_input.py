@@ -2,9 +2,10 @@
 
 Hypothesis walks random runs with every hook set (answering a random outstanding effect, now
 and then with an abort or a hook failure; tools that require approval, decide it by a function
-or are deferred make runs suspend, and ``Resumed`` takes them on with random decisions), and at each state reached feeds every kind of input,
-with the id of an outstanding effect and with an id nothing waits for. Each must be either taken
-(the pair is in ``TRANSITIONS`` and the id is awaited) or refused with the exact text, the state
+or are deferred make runs suspend, and ``Resumed`` takes them on with random decisions), and at
+each state reached feeds every kind of input, with the id of an outstanding effect and with an id
+nothing waits for. Each must be either taken (the pair is in ``TRANSITIONS`` and the id is
+awaited) or refused with the exact text, the state
 untouched. Along the way: ids are never reused and a run that ends emits one ``agent_end``.
 """
 

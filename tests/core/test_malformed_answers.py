@@ -112,7 +112,8 @@ def test_follow_ups_that_are_not_a_sequence_are_refused() -> None:
 
 
 @pytest.mark.parametrize(("value", "shown"), [
-    ("junk", "a str ('junk')"), (3, "an int (3)"), (AfterToolCallResult(), "an AfterToolCallResult (AfterToolCallResult("),
+    ("junk", "a str ('junk')"), (3, "an int (3)"),
+    (AfterToolCallResult(), "an AfterToolCallResult (AfterToolCallResult("),
 ])
 def test_before_tool_call_answering_what_is_not_its_result_is_refused(value: Any, shown: str) -> None:
     s, before = first(frozenset({"before_tool_call"}), BeforeToolCall)

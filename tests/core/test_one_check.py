@@ -69,7 +69,8 @@ def test_a_header_and_a_suspension_word_a_damaged_field_alike(where: list[Any], 
 def test_an_item_of_a_set_is_named_by_the_set() -> None:
     """A set has no order: its items are not named by an index (which would change from one
     process to the next)."""
-    assert type_problem(frozenset({"a", "b", 3}), frozenset[str], "$.hooks") == "an item of $.hooks is an int (3), not a str"
+    assert type_problem(frozenset({"a", "b", 3}), frozenset[str], "$.hooks") == (
+        "an item of $.hooks is an int (3), not a str")
     assert type_problem({"a": 3}, dict[str, str], "") == "a is an int (3), not a str"
     assert type_problem(3, str, "") == "it is an int (3), not a str"
     assert path_key("", "x") == ".x" and path_key("$", "$seq") == "$['$seq']"
@@ -93,7 +94,8 @@ def test_json_values_differ_where_a_walk_finds_them() -> None:
     assert differences({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 2]}) == []
     assert first_difference({"n": math.nan, "l": [math.inf]}, {"n": math.nan, "l": [math.inf]}) is None
     assert differences([1, 2, 3], [1, 5], "$") == [Difference("$[1]", 2, 5), Difference("$", 3, 2, True)]
-    assert differences({"a": 1}, {"a": 1.0, "b": True}, "e") == [Difference("e.a", 1, 1.0), Difference("e.b", MISSING, True)]
+    assert differences({"a": 1}, {"a": 1.0, "b": True}, "e") == [
+        Difference("e.a", 1, 1.0), Difference("e.b", MISSING, True)]
     assert differences({"x": [1, 2], "y": 1, "z": 2}, {"x": [], "y": 2, "z": 3}, limit=2) == [
         Difference(".x", 2, 0, True), Difference(".y", 1, 2)]
     assert first_difference({"a-b": {"c": 1}}, {"a-b": {"c": 2}}, "args") == Difference("args['a-b'].c", 1, 2)

@@ -189,7 +189,8 @@ def test_replaying_recorded_inputs_reproduces_every_effect(pair: tuple[World, An
         assert again == effects
 
 
-INPUT_KINDS = st.sampled_from(["abort", "steer", "stream_done", "stream_fail", "tool_ok", "tool_fail", "update", "start"])
+INPUT_KINDS = st.sampled_from(["abort", "steer", "stream_done", "stream_fail", "tool_ok", "tool_fail", "update",
+                               "start"])
 
 
 def random_input(kind: str, id_: int) -> Any:

@@ -45,7 +45,8 @@ def test_no_builtin_io_calls() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"open", "print", "input"}:
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in {"open", "print", "input"}):
                 offenders.append(f"{path.name}:{node.lineno} calls {node.func.id}()")
     assert offenders == []
 

@@ -70,7 +70,8 @@ def test_a_converting_hook_put_in_force_drops_the_kept_view_and_taking_it_away_r
      "Resumed's settings.max_total_tokens is -3: a budget is None or an integer >= 1"),
     (RunSettings(NEW, max_cost_usd=float("nan")),
      "Resumed's settings.max_cost_usd is nan: a budget is None or a finite number > 0"),
-    (RunSettings(NEW, max_cost_usd=0.0), "Resumed's settings.max_cost_usd is 0.0: a budget is None or a finite number > 0"),
+    (RunSettings(NEW, max_cost_usd=0.0),
+     "Resumed's settings.max_cost_usd is 0.0: a budget is None or a finite number > 0"),
     (RunSettings(NEW, tool_execution="both"),  # type: ignore[arg-type]
      "Resumed's settings.tool_execution is a str ('both'), not one of 'sequential', 'parallel' or None"),
 ])

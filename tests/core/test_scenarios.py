@@ -442,7 +442,8 @@ def test_continue_from_a_user_message() -> None:
 
 
 def test_every_call_effect_carries_a_fresh_id() -> None:
-    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")], tools={"echo": echo}))
+    w = drive(World([reply(call("a", "echo", text="1"), call("b", "echo", text="2")), reply("ok")],
+                    tools={"echo": echo}))
     ids = [e.id for _, effects in w.trace for e in effects if hasattr(e, "id") and not isinstance(e, CancelLlm)]
     assert len(ids) == len(set(ids))
     assert all(isinstance(c, CallLlm) for c in w.llm_calls)

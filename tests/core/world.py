@@ -228,7 +228,8 @@ class World:
             BeforeToolCall: ("before_tool_call", lambda v: BeforeToolCallDecided(eff.id, v, self.tick())),
             AfterToolCall: ("after_tool_call", lambda v: AfterToolCallDecided(eff.id, v, self.tick())),
             PrepareNextTurn: ("prepare_next_turn", lambda v: NextTurnPrepared(eff.id, v, self.tick())),
-            ShouldStopAfterTurn: ("should_stop_after_turn", lambda v: StopAfterTurnDecided(eff.id, bool(v), self.tick())),
+            ShouldStopAfterTurn: ("should_stop_after_turn",
+                                  lambda v: StopAfterTurnDecided(eff.id, bool(v), self.tick())),
         }
         name, wrap = table[type(eff)]
         fn = self.hooks[name]

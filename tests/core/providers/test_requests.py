@@ -266,4 +266,5 @@ def test_openai_chat_sends_an_empty_content_with_tool_calls_and_no_text() -> Non
     req = openai_chat.build_request(model, LlmContext("", [UserMessage("go"), calls], [MULTIPLY]), StreamOptions())
     assert req.body["messages"][1] == {
         "role": "assistant", "content": "",
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "multiply", "arguments": '{"a": 2, "b": 3}'}}]}
+        "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "multiply", "arguments": '{"a": 2, "b": 3}'}}]}

@@ -118,7 +118,8 @@ def test_failed_runs_are_failures_with_their_reason_never_a_crashed_eval(tmp_pat
     assert not report.passed
     assert report.runs[0].scores["NoError()"].reason == "the run failed: the provider is down"
     missing = evaluate(dataset(1), agent(), transcripts=tmp_path / "nothing", mode="none")
-    assert missing.runs[0].error == f"no recorded transcript at {tmp_path / 'nothing' / 'sum-0' / '1.jsonl'} (mode 'none')"
+    where = tmp_path / "nothing" / "sum-0" / "1.jsonl"
+    assert missing.runs[0].error == f"no recorded transcript at {where} (mode 'none')"
 
 
 def test_a_report_saves_and_loads(tmp_path: Path) -> None:
