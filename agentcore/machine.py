@@ -117,6 +117,7 @@ from .messages import (
     ThinkingLevel,
 )
 from .records import Record
+from .reply import stream_event_problem
 from .settings import put_in_force
 from .state import (
     AwaitingConvert,
@@ -152,6 +153,7 @@ __all__ = [
     "StepResult",
     "awaits",
     "step",
+    "stream_event_problem",
     "transition",
 ]
 
