@@ -323,19 +323,25 @@ def _cmd_state(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_fork(args: argparse.Namespace) -> int:
+def _fork_into(t: Any, source: str, step: int, option: str, out: Path, what: str, choose: str) -> None:
+    """Write the first ``step`` steps of ``t`` (read from ``source``) into ``out``, as ``fork``
+    and ``rerecord`` do: a step not in the file, or ``out`` being the source, is a usage error."""
     from ..replay import fork
 
+    if not 0 <= step <= t.steps:
+        raise UsageError(f"{option} {step} is not in {source} (it has steps 0..{t.steps})")
+    if out.exists() and out.resolve() == Path(source).resolve():
+        raise UsageError(f"{what} would overwrite its source; choose another {choose}")
+    writable(out, what)
+    fork(t, step, out)
+
+
+def _cmd_fork(args: argparse.Namespace) -> int:
     t = read(args.file)
-    if not 0 <= args.step <= t.steps:
-        raise UsageError(f"--step {args.step} is not in {args.file} (it has steps 0..{t.steps})")
     out = Path(args.output)
-    if out.exists() and not args.force:
+    if 0 <= args.step <= t.steps and out.exists() and not args.force:
         raise UsageError(f"{out} exists; choose another -o or pass --force")
-    if out.exists() and out.resolve() == Path(args.file).resolve():
-        raise UsageError("the fork would overwrite its source; choose another -o")
-    writable(out, "the fork")
-    fork(t, args.step, out)
+    _fork_into(t, args.file, args.step, "--step", out, "the fork", "-o")
     print(f"Wrote {out}: steps 1..{args.step} of {args.file}. "
           f"Go on from there with: agentcore transcript resume {out} [--model ...] [--tools ...]")
     return 0
@@ -369,17 +375,10 @@ def _cmd_accept(args: argparse.Namespace) -> int:
 
 
 def _cmd_rerecord(args: argparse.Namespace) -> int:
-    from ..replay import fork
-
     t = read(args.file)
-    if not 0 <= args.from_step <= t.steps:
-        raise UsageError(f"--from-step {args.from_step} is not in {args.file} (it has steps 0..{t.steps})")
     source = Path(args.file)
     out = Path(args.candidate) if args.candidate else source.with_name(source.name.removesuffix(".jsonl") + CANDIDATE)
-    if out.exists() and out.resolve() == source.resolve():
-        raise UsageError("the candidate would overwrite its source; choose another --candidate")
-    writable(out, "the candidate")
-    fork(t, args.from_step, out)
+    _fork_into(t, args.file, args.from_step, "--from-step", out, "the candidate", "--candidate")
     print(f"Kept steps 1..{args.from_step} of {args.file} in {out}; recording the rest live.", file=sys.stderr)
     args.file = str(out)
     code = _cmd_resume(args)
