@@ -195,3 +195,22 @@ def test_a_report_as_a_self_contained_page_linking_each_transcript(tmp_path: Pat
     assert 'href="t/sum-1/1.html"' in page and 'href="t/sum-&lt;2&gt;/1.html"' in page
     assert (tmp_path / "t" / "sum-1" / "1.html").read_text().startswith("<!DOCTYPE html>")
     assert "http://" not in page and "https://" not in page  # self-contained
+
+
+def test_bad_arguments_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    data = dataset(1)
+    with pytest.raises(ValueError, match=r"^mode must be one of 'none', 'once', 'all', 'refresh', not 'live'$"):
+        evaluate(data, agent(), transcripts=tmp_path, mode="live")
+    with pytest.raises(ValueError, match=r"^repeat must be an int of at least 1, not 0$"):
+        evaluate(data, agent(), transcripts=tmp_path, repeat=0)
+    with pytest.raises(ValueError, match=r"^executor must be None \(asyncio, here\) or 'ray', not 'dask'$"):
+        evaluate(data, agent(), transcripts=tmp_path, executor="dask")
+    with pytest.raises(ValueError, match=r"^a case's name is a non-empty string without '/', not 'a/b'$"):
+        Case("a/b", "x")
+    (tmp_path / "d.json").write_text('{"cases": [{"name": "a", "prompt": "x", "answer": "y"}]}')
+    with pytest.raises(ValueError, match=r"d.json: case 'a': unknown field\(s\) answer$"):
+        Dataset.from_file(tmp_path / "d.json")
+    (tmp_path / "e.json").write_text('{"cases": [{"name": "a"}]}')
+    with pytest.raises(ValueError, match=r"e.json: case 1 needs a name and a prompt"):
+        Dataset.from_file(tmp_path / "e.json")
+    assert not list(tmp_path.glob("*/*.jsonl"))  # nothing ran

@@ -550,3 +550,40 @@ def test_a_recorded_abort_mid_stream_replays_as_recorded(tmp_path: Path, flavour
     assert recorded[-1].stop_reason == "aborted" and recorded[-1].text
     again = run(flavour, Cassette(path), prompt="Talk.")
     assert (again[-1].stop_reason, again[-1].content) == ("aborted", recorded[-1].content)
+
+
+def test_a_bad_match_policy_is_refused_naming_the_problem() -> None:
+    with pytest.raises(ValueError) as preset:
+        MatchPolicy("lenient")
+    assert str(preset.value) == "unknown match preset 'lenient': use one of 'strict', 'forgiving', 'structural'"
+    with pytest.raises(ValueError) as cls:
+        MatchPolicy("strict", {"system_prompt": "maybe"})  # type: ignore[dict-item]
+    assert str(cls.value) == ("field pattern 'system_prompt': the class must be one of 'key', 'checked', 'ignored', "
+                              "not 'maybe'")
+    with pytest.raises(ValueError) as pattern:
+        MatchPolicy("strict", {"messages..content": "key"})
+    assert str(pattern.value) == ("a field pattern is a dot-separated path such as 'tools.*.description', not "
+                                  "'messages..content'")
+    with pytest.raises(TypeError, match=r"^match must be a preset name \('strict', 'forgiving', 'structural'\) "
+                                        r"or a MatchPolicy, not int$"):
+        Cassette("x.jsonl", match=3)  # type: ignore[arg-type]
+
+
+def test_two_identical_recordings_answer_two_runs_exactly_each(tmp_path: Path, flavour: Any) -> None:
+    for name in ("a.jsonl", "b.jsonl"):
+        record(flavour, tmp_path / name, [tool_call("add", {"a": 2, "b": 3}), "Five."], prompt="2 + 3?")
+    cassette = Cassette(tmp_path)
+    run(flavour, cassette, prompt="2 + 3?")
+    run(flavour, cassette, prompt="2 + 3?")
+    report = cassette.report()
+    assert report.labels == ["exact"] * 4 and report.unused == ()
+    assert [Path(a.recording.path).name for a in report.answers] == ["a.jsonl", "a.jsonl", "b.jsonl", "b.jsonl"]
+
+
+def test_patterns_with_an_index_and_double_stars(recorded: Path, flavour: Any) -> None:
+    # The first message (the prompt) is only checked; any other message text stays a key.
+    policy = MatchPolicy("forgiving", {"messages.0.content": "checked", "tools.**": "ignored"})
+    cassette = Cassette(recorded, match=policy)
+    run(flavour, cassette, prompt="2 + 3 + 4, please?", ctx=context(tools=[add_described]))
+    assert cassette.report().labels == ["drifted", "drifted", "drifted"]
+    assert [d.path for d in cassette.report().answers[0].differences] == ["messages.0.content"]
