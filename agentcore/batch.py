@@ -383,7 +383,7 @@ CALL: Final[tuple[SlotAsk | SlotDo, ...]] = (
     SlotDo("ready", "ready", _ready),
     SlotAsk("execute", "running", None, asks=_always,
             effect=lambda id_, s, c: ExecuteTool(id_, c.call, c.args),
-            answers={ToolFinished: lambda a, c: (a.result, False),
+            answers={ToolFinished: lambda a, c: (a.result, a.result.is_error is True),
                      ToolFailed: lambda a, c: (error_result(a.error), True),
                      ToolTimedOut: lambda a, c: (error_result(timed_out_text(c.call.name, a.timeout_ms)), True)},
             otherwise=lambda s, c: None, take=_take_result, updates=ToolUpdated),  # always asks

@@ -145,12 +145,14 @@ class _PartialForm(msgspec.Struct, frozen=True, tag_field="type", tag="partial_a
 class _Plan:
     """How :func:`_prepare` writes one registered class."""
 
-    __slots__ = ("name", "fields", "walk", "partial", "same_shape", "native")
+    __slots__ = ("name", "fields", "walk", "partial", "same_shape", "native", "optional")
 
     def __init__(self, name: str, fields: tuple[str, ...], raw: frozenset[str], partial: str | None,
-                 same_shape: bool) -> None:
+                 same_shape: bool, optional: Mapping[str, Any] | None = None) -> None:
         self.name = name
         self.fields = fields
+        self.optional = dict(optional or {})
+        """Fields written only when they differ from their default (given here)."""
         self.walk = tuple(f for f in fields if f not in raw and f != partial)
         """The fields whose values may need preparing (not free-form, not the partial)."""
         self.partial = partial
@@ -175,6 +177,8 @@ class _Plan:
             return value
         out: dict[str, Any] = {"type": self.name}
         for f in self.fields:
+            if f in self.optional and getattr(value, f) == self.optional[f]:
+                continue
             if f == self.partial:
                 if partials:
                     out[f] = _prepare(getattr(value, f), partials)
@@ -336,11 +340,14 @@ def prepared(value: Any, *, partials: bool = True) -> Any:
 
 
 def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
-             rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> type:
+             rebuild: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+             optional: tuple[str, ...] = ()) -> type:
     """Teach the codec a record class or a frozen dataclass (an application's own message type, say).
 
     ``tag`` defaults to the class's ``type`` or ``role`` attribute, else its name. ``skip``
     names derived fields that are left out and recomputed by ``rebuild(fields) -> fields``.
+    ``optional`` names fields written only when they differ from their default (a field a later
+    version added: what an earlier version wrote stays the same text).
     Returns ``cls``, so it also works as a decorator.
     """
     name = tag or _tag_of(cls)
@@ -350,7 +357,7 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
     if existing is not None and existing is not cls:
         raise ValueError(f"type tag {name!r} is already used by {existing.__name__}")
     _classes[name] = cls
-    _add_plan(cls, name, skip)
+    _add_plan(cls, name, skip, optional=optional)
     fields = [(name, _field_kind(annotation)) for name, annotation in field_annotations(cls).items()
               if name not in skip]
 
@@ -418,15 +425,17 @@ def _array(value: Any, path: str) -> list[Any]:
     return value
 
 
-def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None = None) -> None:
+def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None = None,
+              optional: tuple[str, ...] = ()) -> None:
     annotations = field_annotations(cls)
     fields = tuple(f for f in annotations if f not in skip)
     raw = frozenset(f for f, a in annotations.items() if _field_kind(a) == "raw")
     config = getattr(cls, "__struct_config__", None)
     same_shape = (config is not None and config.tag_field == "type" and config.tag == name and not skip
-                  and partial is None and getattr(cls, "__struct_encode_fields__", ()) == fields)
+                  and not optional and partial is None and getattr(cls, "__struct_encode_fields__", ()) == fields)
+    defaults = {f.name: f.default for f in msgspec.structs.fields(cls) if f.name in optional} if optional else {}
     _native.discard(cls)
-    _plans[cls] = _Plan(name, fields, raw, partial, same_shape)
+    _plans[cls] = _Plan(name, fields, raw, partial, same_shape, defaults)
 
 
 def _find_natives() -> None:
@@ -682,6 +691,7 @@ for _cls in _BLOCK_EVENTS:
     _register_block_event(_cls)
 for _module in (_messages, _stream, _events, _tools, _config, _llm, _inputs, _effects, _state, _machine):
     _register_module(_module)
+register(_tools.AgentToolResult, optional=("is_error",))  # is_error came in 0.6: written when true
 register(_state.ToolSlot)
 register(_state.CompletedTurn)
 

@@ -59,7 +59,9 @@ class AgentToolResult(Record, frozen=True):
     """What a tool returns: content for the model, ``details`` for the application.
 
     ``terminate=True`` asks the loop to stop after this batch (only honoured when every result
-    in the batch asks for it). ``usage`` reports model use inside the tool.
+    in the batch asks for it). ``usage`` reports model use inside the tool. ``is_error=True``
+    makes it an error result the model sees (its content is the error; ``details`` are kept),
+    as a tool that raises gives, without raising (an MCP server's ``isError`` result, say).
     """
 
     content: tuple[TextContent | ImageContent, ...] = ()
@@ -67,6 +69,7 @@ class AgentToolResult(Record, frozen=True):
     usage: Usage | None = None
     added_tool_names: tuple[str, ...] | None = None
     terminate: bool | None = None
+    is_error: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.content, str):

@@ -12,7 +12,6 @@ when it is missing). The core never imports either.
 """
 
 from .connection import MCPServerError, ServerIdentity
-from .results import MCPToolError
 from .server import MCPServer, refreshing, tools_of
 
-__all__ = ["MCPServer", "MCPServerError", "MCPToolError", "ServerIdentity", "refreshing", "tools_of"]
+__all__ = ["MCPServer", "MCPServerError", "ServerIdentity", "refreshing", "tools_of"]

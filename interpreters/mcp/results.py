@@ -5,8 +5,8 @@
   embedded binary resource become one line of text saying what they are (the model cannot take
   them as such), and are kept whole in ``details["blocks"]``;
 - structured content goes to ``details["structured_content"]``;
-- a result the server marks ``isError`` is an error result the model sees
-  (:class:`MCPToolError`, whose text is the result's text).
+- a result the server marks ``isError`` is an error result the model sees (``is_error=True``:
+  its text, and ``details`` as for any result).
 """
 
 from __future__ import annotations
@@ -15,11 +15,7 @@ from typing import Any
 
 from agentcore import AgentToolResult, ImageContent, TextContent
 
-__all__ = ["MCPToolError", "tool_result", "progress_result"]
-
-
-class MCPToolError(Exception):
-    """The server answered the call with an error result (``isError``)."""
+__all__ = ["tool_result", "progress_result"]
 
 
 def _dump(block: Any) -> Any:
@@ -40,8 +36,7 @@ def _described(block: Any) -> str:
 
 
 def tool_result(result: Any) -> AgentToolResult:
-    """The agent's tool result of an MCP ``CallToolResult`` (raises :class:`MCPToolError` for an
-    error result)."""
+    """The agent's tool result of an MCP ``CallToolResult`` (an error result when it is one)."""
     content: list[TextContent | ImageContent] = []
     kept: list[Any] = []
     for block in result.content or ():
@@ -55,14 +50,14 @@ def tool_result(result: Any) -> AgentToolResult:
         else:
             content.append(TextContent(_described(block)))
             kept.append(_dump(block))
-    if result.is_error:
-        raise MCPToolError("\n".join(c.text for c in content if isinstance(c, TextContent)) or "the tool failed")
     details: dict[str, Any] = {}
     if result.structured_content is not None:
         details["structured_content"] = result.structured_content
     if kept:
         details["blocks"] = kept
-    return AgentToolResult(tuple(content), details or None)
+    if result.is_error and not content:
+        content.append(TextContent("the tool failed"))
+    return AgentToolResult(tuple(content), details or None, is_error=bool(result.is_error))
 
 
 def progress_result(progress: float, total: float | None, message: str | None) -> AgentToolResult:

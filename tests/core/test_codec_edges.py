@@ -267,13 +267,21 @@ def test_every_record_type_has_its_tag_and_comes_back_equal_through_json_text() 
     seen = set()
     for value in records:
         data = to_json(value)
-        assert set(data) == {"type"} | set(record_fields(type(value))) - {"tool_index", "call_ids"}  # derived
+        # derived fields are not written; a result's is_error (new in 0.6) only when true
+        unwritten = {"tool_index", "call_ids"} | ({"is_error"} if type(value) is AgentToolResult else set())
+        assert set(data) == {"type"} | set(record_fields(type(value))) - unwritten
         seen.add(data["type"])
         back = from_json(json.loads(json.dumps(data)))
         assert type(back) is type(value)
         assert back == value, data["type"]
         assert to_json(back) == data
     assert seen == TAGS
+    # A result's error flag is written only when set, so results written before 0.6 read the same.
+    failed = AgentToolResult((TextContent("no such city"),), {"code": 404}, is_error=True)
+    assert to_json(failed) == {"type": "AgentToolResult", "content": [{"type": "text", "text": "no such city",
+                               "text_signature": None}], "details": {"code": 404}, "usage": None,
+                               "added_tool_names": None, "terminate": None, "is_error": True}
+    assert from_json(to_json(failed)) == failed and from_json(to_json(RESULT)).is_error is False
     # Free JSON (fields typed JSON, FrozenDict or Mapping) is written as it is, "type" keys and all.
     assert to_json(RESULT)["details"] == {"type": "sum", "value": 3}
     assert to_json(CALL)["arguments"] == {"type": "sum", "a": [1, 2]}
@@ -823,8 +831,10 @@ def test_the_library_s_messages_and_content_go_to_the_encoder_as_they_are() -> N
     call = ToolCall("c", "f", {"a": 1})
     reply = AssistantMessage((TextContent("x"), call), usage=Usage(1, 2, 0, 0, 3), stop_reason="toolUse")
     for record in (UserMessage("hi"), reply, call, ToolResultMessage("c", "f", (TextContent("r"),)),
-                   Usage(), AgentToolResult("done"), DoneEvent("stop", reply)):
+                   Usage(), DoneEvent("stop", reply)):
         assert prepared(record) is record, type(record).__name__
+    # A tool result is prepared: its error flag is written only when set.
+    assert "is_error" not in prepared(AgentToolResult("done"))
     partial = PartialAssistantMessage.begin().text_start().partial
     assert prepared(MessageStartEvent(partial)) == {"type": "message_start", "message": prepared(partial)}
     assert to_json(prepared(partial)) == {"type": "partial_assistant", "message": to_json(partial.to_message())}

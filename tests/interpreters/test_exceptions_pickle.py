@@ -35,7 +35,7 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
     from agentcore.codec import CodecError
     from interpreters.agent import AgentBusyError
     from interpreters.cli.common import Interrupted, UsageError
-    from interpreters.mcp import MCPServerError, MCPToolError
+    from interpreters.mcp import MCPServerError
     from interpreters.pytest_plugin import AgentRecordingDrift, AgentRecordingRefreshed
     from interpreters.ray.tools import RemoteToolError
     from interpreters.replay import ReplayDivergence
@@ -56,7 +56,6 @@ def _samples() -> dict[str, Callable[[], BaseException]]:
         "interpreters.pytest_plugin.AgentRecordingRefreshed": lambda: AgentRecordingRefreshed("a.candidate.jsonl"),
         "interpreters.signal.StopRun": lambda: StopRun("stop"),
         "interpreters.mcp.connection.MCPServerError": lambda: MCPServerError("MCP server x failed: closed"),
-        "interpreters.mcp.results.MCPToolError": lambda: MCPToolError("Error executing tool boom"),
         "interpreters.streams.cassette.cassette.CassetteMiss": lambda: CassetteMiss(
             "model call 2 has no recording", 2, Recording("a.jsonl", 8, 2),
             Difference("messages.2.content.0.text", "5", "6", "key")),
