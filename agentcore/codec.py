@@ -151,8 +151,7 @@ class _Plan:
                  same_shape: bool, optional: Mapping[str, Any] | None = None) -> None:
         self.name = name
         self.fields = fields
-        self.optional = dict(optional or {})
-        """Fields written only when they differ from their default (given here)."""
+        self.optional = dict(optional or {})  # fields written only when they differ from these defaults
         self.walk = tuple(f for f in fields if f not in raw and f != partial)
         """The fields whose values may need preparing (not free-form, not the partial)."""
         self.partial = partial
@@ -345,9 +344,8 @@ def register(cls: type, tag: str | None = None, *, skip: tuple[str, ...] = (),
     """Teach the codec a record class or a frozen dataclass (an application's own message type, say).
 
     ``tag`` defaults to the class's ``type`` or ``role`` attribute, else its name. ``skip``
-    names derived fields that are left out and recomputed by ``rebuild(fields) -> fields``.
-    ``optional`` names fields written only when they differ from their default (a field a later
-    version added: what an earlier version wrote stays the same text).
+    names derived fields that are left out and recomputed by ``rebuild(fields) -> fields``; ``optional``
+    fields are written only when not their default (added later: older text stays the same).
     Returns ``cls``, so it also works as a decorator.
     """
     name = tag or _tag_of(cls)
@@ -433,8 +431,8 @@ def _add_plan(cls: type, name: str, skip: tuple[str, ...], partial: str | None =
     config = getattr(cls, "__struct_config__", None)
     same_shape = (config is not None and config.tag_field == "type" and config.tag == name and not skip
                   and not optional and partial is None and getattr(cls, "__struct_encode_fields__", ()) == fields)
-    defaults = {f.name: f.default for f in msgspec.structs.fields(cls) if f.name in optional} if optional else {}
     _native.discard(cls)
+    defaults = {f.name: f.default for f in msgspec.structs.fields(cls) if f.name in optional} if optional else None
     _plans[cls] = _Plan(name, fields, raw, partial, same_shape, defaults)
 
 
