@@ -259,7 +259,6 @@ def test_a_recorded_stream_failure_fails_again(tmp_path: Path, flavour: Any) -> 
         raise ConnectionError("connection reset")
 
     path = tmp_path / "a.jsonl"
-    record(flavour, path, [], prompt="Hi") if False else None
     ctx = context()
     with TranscriptRecorder(path, ctx, CONFIG) as recorder:
         flavour.collect(lambda: flavour.agent_loop("Hi", ctx, CONFIG, None, broken, journal=recorder))
@@ -406,16 +405,14 @@ def test_an_agent_runs_on_a_cassette(recorded: Path) -> None:
 
 
 def test_tool_call_ids_are_positional_aliases(recorded: Path, flavour: Any) -> None:
-    from agentcore.llm import LlmContext
-
     messages = run(flavour, Cassette(recorded))
     canonical = Canonicalizer(MatchPolicy("strict"))
     head = {"system_prompt": "x"}
     a = canonical.request(head, messages[:3])
     renamed = [messages[0], _with_ids(messages[1], "zz"), _with_ids(messages[2], "zz")]
-    b = canonical.request(head, renamed)
-    assert a.key == b.key
-    assert LlmContext  # the live side goes through the same form (tested through runs above)
+    assert canonical.request(head, renamed).key == a.key  # other ids, the same pairing
+    unpaired = [messages[0], _with_ids(messages[1], "zz"), _with_ids(messages[2], "other")]
+    assert canonical.request(head, unpaired).key != a.key  # a result that answers another call
 
 
 def _with_ids(message: Any, new: str) -> Any:
