@@ -92,7 +92,7 @@ def evaluate_on_ray(dataset: Dataset, agent: Any, *, repeat: int, transcripts: s
                                      "not ask)" if result.suspension is not None else None)
             run = Trajectory(list(result.messages), case, error=error, transcript=target)  # no duration on Ray
             runs.append(score_run(case, n, run, target, evaluators))
-    order = {(c.name, n): i for i, c in enumerate(dataset.cases) for n in range(1, repeat + 1)}
+    order = {(c.name, n): (i, n) for i, c in enumerate(dataset.cases) for n in range(1, repeat + 1)}
     runs.sort(key=lambda r: order[(r.case, r.repeat)])
     return EvalReport(runs, mode=mode)
 
