@@ -88,12 +88,7 @@ async def aevaluate(dataset: Dataset, agent: AgentSpec | Callable[[Case], AgentS
                     mode: str = "once", match: str = "forgiving", live: Callable[..., Any] | None = None,
                     timeout: float | None = 300.0, progress: bool | None = None) -> EvalReport:
     """:func:`evaluate` for asyncio code."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, not {mode!r}")
-    if type(repeat) is not int or repeat < 1:
-        raise ValueError(f"repeat must be an int of at least 1, not {repeat!r}")
-    if type(concurrency) is not int or concurrency < 1:
-        raise ValueError(f"concurrency must be an int of at least 1, not {concurrency!r}")
+    _check_options(mode, repeat, concurrency)
     root = Path(transcripts)
     gate = asyncio.Semaphore(concurrency)
     total = len(dataset.cases) * repeat
@@ -126,8 +121,7 @@ def evaluate(dataset: Dataset, agent: AgentSpec | Callable[[Case], AgentSpec], *
     if executor is not None:
         if executor != "ray":
             raise ValueError(f"executor must be None (asyncio, here) or 'ray', not {executor!r}")
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, not {mode!r}")
+        _check_options(mode, repeat, concurrency)
         from .on_ray import evaluate_on_ray
 
         return evaluate_on_ray(dataset, agent, repeat=repeat, transcripts=transcripts, mode=mode, match=match,
@@ -135,3 +129,12 @@ def evaluate(dataset: Dataset, agent: AgentSpec | Callable[[Case], AgentSpec], *
     return asyncio.run(aevaluate(dataset, agent, repeat=repeat, concurrency=concurrency, transcripts=transcripts,
                                  mode=mode, match=match, live=live, timeout=timeout, progress=progress))
 
+
+def _check_options(mode: str, repeat: int, concurrency: int) -> None:
+    """Refuse bad options before anything runs, naming them."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, not {mode!r}")
+    if type(repeat) is not int or repeat < 1:
+        raise ValueError(f"repeat must be an int of at least 1, not {repeat!r}")
+    if type(concurrency) is not int or concurrency < 1:
+        raise ValueError(f"concurrency must be an int of at least 1, not {concurrency!r}")

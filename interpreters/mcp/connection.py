@@ -4,10 +4,8 @@ The ``mcp`` SDK is asynchronous (anyio) and its client is bound to the event loo
 A :class:`Connection` therefore owns an event loop of its own, in a daemon thread (an anyio
 blocking portal), and every request to the server runs there:
 
-- from a thread (the sync interpreter's tools, a CLI), :meth:`Connection.request` blocks the
-  calling thread until the answer;
-- from asyncio code, :meth:`Connection.arequest` awaits the same request without blocking the
-  caller's loop.
+- :meth:`Connection.request` blocks the calling thread until the answer: a tool's thread under
+  either interpreter (the asyncio interpreter runs a sync tool in a worker thread), a CLI.
 
 A request is cancelled when the run's signal fires (the SDK then sends the protocol's
 ``notifications/cancelled``) and has a time limit. A request that fails because the connection
@@ -18,7 +16,6 @@ connects again (a stdio server is started again).
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -154,24 +151,6 @@ class Connection:
         unlink = signal.add_callback(future.cancel) if signal is not None else None
         try:
             return future.result()
-        except concurrent.futures.CancelledError:
-            raise MCPServerError(f"MCP server {self.label}: the request was cancelled (the run was aborted)") from None
-        except BaseException as exc:
-            raise self.failed(exc) from None
-        finally:
-            if unlink is not None:
-                unlink()
-
-    async def arequest(self, request: Callable[[Any], Awaitable[T]], signal: Any = None) -> T:
-        """:meth:`request` for asyncio code: awaits the answer without blocking the caller's loop
-        (cancelling the awaiting task cancels the request)."""
-        future = await asyncio.to_thread(self._start, request)
-        unlink = signal.add_callback(future.cancel) if signal is not None else None
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
         except concurrent.futures.CancelledError:
             raise MCPServerError(f"MCP server {self.label}: the request was cancelled (the run was aborted)") from None
         except BaseException as exc:
